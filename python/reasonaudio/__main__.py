@@ -1,0 +1,5 @@
+import sys
+
+from reasonaudio.cli import main
+
+sys.exit(main())

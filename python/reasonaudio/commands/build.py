@@ -1,0 +1,6 @@
+"""`reasonaudio build` (placeholder until its owner lands it)."""
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("build", help="(not implemented yet)")
+    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("build")))

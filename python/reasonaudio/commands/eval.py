@@ -1,0 +1,6 @@
+"""`reasonaudio eval` (placeholder until its owner lands it)."""
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("eval", help="(not implemented yet)")
+    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("eval")))

@@ -1,0 +1,18 @@
+//! reasonaudio-core: the pure-Rust engine of reasonaudio.
+//!
+//! Everything here is usable without Python: procedural atoms, clip planning,
+//! sample-accurate mixing, band-limited resampling, audio writing and the
+//! relevance engine that evaluates query logic against event tables.
+
+pub mod annotate;
+pub mod atoms;
+pub mod logic;
+pub mod mix;
+pub mod plan;
+pub mod resample;
+pub mod wav;
+
+/// Version of the core crate (also reported by the Python package).
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
