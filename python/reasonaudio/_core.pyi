@@ -1,1 +1,46 @@
 __version__: str
+
+# --- mix (owner: mix.rs) ---------------------------------------------------------------------
+# Columns are borrowed without copies and must have exactly these dtypes (TypeError otherwise);
+# plan problems (lengths, order, atom index, event outside its clip, options) raise ValueError
+# naming the clip/row; file-system failures raise OSError.
+import numpy as _np
+import numpy.typing as _npt
+from os import PathLike as _PathLike
+
+def render_corpus(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_clip: _npt.NDArray[_np.uint32],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_lengths: _npt.NDArray[_np.int64],
+    paths: list[str | _PathLike[str]],
+    sample_rate: int,
+    format: str = "wav16",
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+    threads: int = 0,
+) -> dict[str, _npt.NDArray[_np.float32]]:
+    """Render every clip (events sorted by clip, then onset) and write paths[i] (via paths[i].tmp).
+
+    format: "wav16" | "wav_f32" | "flac16". threads=0: all cores. Returns {"peak": peak before
+    limiting, "gain": limiter factor} per clip. Output bytes do not depend on threads."""
+
+def render_clip(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_length: int,
+    sample_rate: int,
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+) -> _npt.NDArray[_np.float32]:
+    """Render one clip (clip_length samples, limited into [-ceiling, ceiling])."""
