@@ -63,3 +63,41 @@ def annotate_csr(
     """Relevant (query, clip) pairs as CSR: query q's clips are clip_indices[indptr[q]:indptr[q+1]],
     ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
     Raises ValueError naming the query and constraint (malformed logic) or event row (bad events)."""
+# --- resample (owner: atoms) ---
+import numpy as np
+import numpy.typing as npt
+
+def resample(x: npt.NDArray[np.float32], sr_in: int, sr_out: int) -> npt.NDArray[np.float32]:
+    """Band-limited, delay-compensated resampling; returns round(len(x) * sr_out / sr_in) samples."""
+# --- plan (owner: plan.rs) ---
+def plan_params_default() -> str:
+    """Default planner parameters as JSON."""
+
+def plan_params_check(params_json: str, n_atoms: int) -> tuple[str, list[float]]:
+    """Validate planner parameters; returns them normalised and the robust duration thresholds (s)."""
+
+def plan_corpus(
+    native_lengths: _npt.NDArray[_np.int64],
+    n_clips: int,
+    overlap_fraction: float,
+    seed: int,
+    params_json: str,
+    threads: int = 0,
+) -> dict[str, _npt.NDArray]:
+    """Seeded plans of a whole corpus as columns: clip_event_ptr, ev_clip, ev_atom, ev_onset,
+    ev_length, ev_gain_db, ev_mode (0 native, 1 loop, 2 trim), clip_length, clip_overlap."""
+
+def plan_clip(
+    native_lengths: _npt.NDArray[_np.int64],
+    seed: int,
+    key: int,
+    pattern: str,
+    params_json: str,
+    required: list[int] = ...,
+    excluded: list[int] = ...,
+    ordered: bool = False,
+    required_bins: list[int | None] = ...,
+    overlap_first_pair: bool = False,
+    n_events: int | None = None,
+) -> dict[str, _npt.NDArray]:
+    """Plan one clip from (seed, key) under a request (same columns as plan_corpus)."""
