@@ -367,7 +367,9 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
             tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
             specs, query_ids, rel, positives, negatives, planned, audio,
         )
-        manifest["timings_s"] = {"plan_and_queries": round(t_plan, 3), "render": round(t_render, 3)}
+        if progress:
+            # timings stay out of the manifest: it must be byte-identical across runs
+            print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
         _write_json(tmp / "manifest.json", manifest)
         _commit(tmp, out)
     except BaseException:
