@@ -1034,7 +1034,9 @@ def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible
     events = t["events"].select(
         "clip_id", "label", pl.col("onset_sample").cast(pl.Int64), pl.col("offset_sample").cast(pl.Int64)
     ).sort("clip_id", "onset_sample")
-    grouped = {k[0]: v for k, v in events.partition_by("clip_id", as_dict=True).items()}
+    ev_clip = events["clip_id"].to_numpy()
+    ev_label = events["label"].to_list()
+    ev_on, ev_off = events["onset_sample"].to_numpy(), events["offset_sample"].to_numpy()
 
     n_checked = 0
     for clip_id, rel_path, duration_s in clips.select("clip_id", "path", "duration_s").iter_rows():
@@ -1058,48 +1060,47 @@ def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible
             problems.append(f"{frames} samples, expected {expected} (= {duration_s:g} s x {sr} Hz)")
         if problems:
             rec.violation("audio.readable", f"{where}: " + "; ".join(problems))
-        x = data[:, 0] if channels >= 1 else data.reshape(-1)
+        x = data[:, 0]
 
-        finite = np.isfinite(x)
-        if not finite.all():
-            first = int(np.flatnonzero(~finite)[0])
-            rec.violation("audio.range", f"{where}: {int((~finite).sum())} non-finite sample(s), first at {first / sr:.3f} s")
-        over = np.abs(np.where(finite, x, 0.0)) > 1.0
-        if over.any():
-            first = int(np.flatnonzero(over)[0])
+        if not np.isfinite(x).all():
+            bad = ~np.isfinite(x)
+            rec.violation("audio.range", f"{where}: {int(bad.sum())} non-finite sample(s), first at {int(np.flatnonzero(bad)[0]) / sr:.3f} s")
+            x = np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+        magnitude = np.abs(x)
+        if magnitude.size and magnitude.max() > 1.0:
+            over = np.flatnonzero(magnitude > 1.0)
             rec.violation(
                 "audio.range",
-                f"{where}: {int(over.sum())} sample(s) outside [-1, 1] ({subtype}), first at {first / sr:.3f} s = {x[first]:.4f}",
+                f"{where}: {over.size} sample(s) outside [-1, 1] ({subtype}), first at {over[0] / sr:.3f} s = {x[over[0]]:.4f}",
             )
 
-        ev = grouped.get(clip_id)
-        if ev is None:
+        lo, hi = np.searchsorted(ev_clip, clip_id, "left"), np.searchsorted(ev_clip, clip_id, "right")
+        if lo == hi:
             continue
-        on = np.clip(ev["onset_sample"].to_numpy(), 0, x.size)
-        off = np.clip(ev["offset_sample"].to_numpy(), 0, x.size)
+        spans = [(ev_label[i], int(min(max(ev_on[i], 0), x.size)), int(min(max(ev_off[i], 0), x.size))) for i in range(lo, hi)]
         if check_background:
-            # coverage via a difference array: +1 at each onset, -1 at each offset
-            cover = np.zeros(x.size + 1, dtype=np.int32)
-            np.add.at(cover, on, 1)
-            np.add.at(cover, off, -1)
-            outside = np.cumsum(cover[:-1]) == 0
-            loud = outside & (np.abs(np.nan_to_num(x)) > SILENCE_ABS)
+            loud = magnitude > SILENCE_ABS
+            for _, a, b in spans:
+                loud[a:b] = False
             if loud.any():
-                first = int(np.flatnonzero(loud)[0])
-                peak = float(np.abs(np.nan_to_num(x[outside])).max())
+                outside = np.ones(x.size, dtype=bool)
+                for _, a, b in spans:
+                    outside[a:b] = False
                 rec.violation(
                     "audio.background",
-                    f"{where}: {int(loud.sum())} sample(s) above {SILENCE_ABS:g} outside every event, first at {first / sr:.3f} s, peak {peak:.4f}",
+                    f"{where}: {int(loud.sum())} sample(s) above {SILENCE_ABS:g} outside every event, "
+                    f"first at {int(np.flatnonzero(loud)[0]) / sr:.3f} s, peak {float(magnitude[outside].max()):.4f}",
                 )
-        for label, a, b in zip(ev["label"].to_list(), on, off):
-            segment = np.nan_to_num(x[a:b]).astype(np.float64)
+        power = x * x
+        for label, a, b in spans:
+            segment = power[a:b]
             if segment.size == 0:
                 loudest = 0.0
             elif segment.size <= window:
-                loudest = float(np.sqrt(np.mean(segment**2)))
+                loudest = float(np.sqrt(segment.mean(dtype=np.float64)))
             else:
-                usable = segment[: segment.size // window * window].reshape(-1, window)
-                loudest = float(np.sqrt((usable**2).mean(axis=1).max()))
+                frames_of = segment[: segment.size // window * window].reshape(-1, window)
+                loudest = float(np.sqrt(frames_of.mean(axis=1, dtype=np.float64).max()))
             if loudest < audible_amp:
                 level = 20 * math.log10(loudest) if loudest > 0 else -math.inf
                 rec.violation(
