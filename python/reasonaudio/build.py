@@ -21,7 +21,8 @@ import polars as pl
 from reasonaudio import _core
 from reasonaudio.dataset import FORMAT_VERSION, TASKS
 from reasonaudio.errors import UserError
-from reasonaudio.queries import ClipView, QueryGenerator, QuerySpec, positive_labels
+from reasonaudio.annotate import positive_labels
+from reasonaudio.queries import ClipView, QueryGenerator, QuerySpec
 
 AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
 PATTERNS = ("sequential", "overlap")
