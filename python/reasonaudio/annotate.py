@@ -182,11 +182,12 @@ def _index_of(values: pl.Series, categories: list[str], what: str) -> np.ndarray
         seen: set[str] = set()
         dup = next(c for c in categories if c in seen or seen.add(c))  # type: ignore[func-returns-value]
         raise UserError(f"{what}: id {dup!r} is listed twice")
-    known = values.is_in(pl.Series(categories, dtype=pl.String))
-    if not known.all():
-        row = int((~known).arg_true()[0])
+    encoded = values.cast(pl.Enum(categories), strict=False)
+    unknown = encoded.is_null()
+    if unknown.any():
+        row = int(unknown.arg_true()[0])
         raise UserError(f"events row {row}: {what} {values[row]!r} is not in the given clip list")
-    return values.cast(pl.Enum(categories)).to_physical().cast(pl.UInt32).to_numpy()
+    return encoded.to_physical().cast(pl.UInt32).to_numpy()
 
 
 def prepare_events(

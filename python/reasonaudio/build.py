@@ -21,7 +21,8 @@ import polars as pl
 from reasonaudio import _core
 from reasonaudio.dataset import FORMAT_VERSION, TASKS
 from reasonaudio.errors import UserError
-from reasonaudio.queries import ClipView, QueryGenerator, QuerySpec, positive_labels
+from reasonaudio.annotate import positive_labels
+from reasonaudio.queries import ClipView, QueryGenerator, QuerySpec
 
 AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
 PATTERNS = ("sequential", "overlap")
@@ -367,7 +368,9 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
             tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
             specs, query_ids, rel, positives, negatives, planned, audio,
         )
-        manifest["timings_s"] = {"plan_and_queries": round(t_plan, 3), "render": round(t_render, 3)}
+        if progress:
+            # timings stay out of the manifest: it must be byte-identical across runs
+            print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
         _write_json(tmp / "manifest.json", manifest)
         _commit(tmp, out)
     except BaseException:

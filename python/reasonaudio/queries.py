@@ -543,17 +543,3 @@ class QueryGenerator:
             f"could not draw a {task} query (index {index}) with an unambiguous text after 400 attempts; "
             "the corpus may be too small or the atom phrases too alike"
         )
-
-
-def positive_labels(logic: dict) -> list[str]:
-    """Labels a clip must contain to be a hard negative (contract §3.2): those in has/before/overlap/duration."""
-    out: list[str] = []
-    for c in logic["all"]:
-        (kind, arg), = c.items()
-        if kind == "has":
-            out.append(arg)
-        elif kind in ("before", "overlap"):
-            out.extend(arg)
-        elif kind == "duration":
-            out.append(arg["label"])
-    return list(dict.fromkeys(out))

@@ -1,6 +1,65 @@
-"""`reasonaudio validate` (placeholder until its owner lands it)."""
+"""`reasonaudio validate DIR`: check a benchmark directory against the contract.
+
+Exit status: 0 when every check holds, 1 on any violation, 2 when files are missing or unreadable
+(missing columns, wrong types): then the checks that need them are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from reasonaudio.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("validate", help="(not implemented yet)")
-    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("validate")))
+    parser = subparsers.add_parser(
+        "validate",
+        help="check a benchmark directory against the contract (layout, relevance, margins, audio, BEIR)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("directory", type=Path, metavar="DIR", help="benchmark directory (holds manifest.json)")
+    parser.add_argument("--margin", type=float, default=0.25, metavar="S", help="robustness margin m in seconds (default 0.25)")
+    parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
+    parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the full report as JSON")
+    parser.add_argument("--examples", type=int, default=3, metavar="N", help="examples printed per failed check (default 3)")
+    parser.set_defaults(func=run)
+
+
+def _write_json_atomically(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(payload, fh, indent=2, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    from reasonaudio.validate import validate_benchmark
+
+    if args.max_audio_files is not None and args.max_audio_files < 0:
+        raise UserError(f"--max-audio-files must be >= 0, got {args.max_audio_files}")
+    report = validate_benchmark(
+        args.directory,
+        margin_s=args.margin,
+        check_audio=not args.no_audio,
+        max_audio_files=args.max_audio_files,
+    )
+    print(report.format_text(max_examples=args.examples))
+    if args.json is not None:
+        _write_json_atomically(args.json, report.to_dict())
+    sys.stdout.flush()
+    if report.fatal:
+        more = f" (+{len(report.fatal) - 3} more)" if len(report.fatal) > 3 else ""
+        raise UserError("cannot read the benchmark: " + "; ".join(report.fatal[:3]) + more)
+    return 0 if report.ok else 1
