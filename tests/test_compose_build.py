@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from compose_fakes import ToneLibrary, ToneSource
 from reasonaudio.compose.build import BuildConfig, balanced_plan, build, read_dataset
-from reasonaudio.compose.mixing import concat_with_gap, fit_background, gap_samples, rms, scale_to_snr, snr_db
+from reasonaudio.compose.mixing import concat_with_gap, fit_background, gap_samples, scale_to_snr, snr_db
 from reasonaudio.compose.speech import RecordingSource, TtsSource
 from reasonaudio.errors import UserError
 

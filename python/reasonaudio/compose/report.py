@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,12 @@ def _pct(v: float | None) -> float | None:
     return None if v is None else 100.0 * v
 
 
+def _save(fig, path: Path) -> None:
+    tmp = path.with_name(f".{path.stem}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    os.replace(tmp, path)
+
+
 def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenient") -> list[str]:
     import matplotlib
     matplotlib.use("Agg")
@@ -111,7 +118,7 @@ def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenien
     ax.set_title("Cue recognition vs segment selection (dotted: chance)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "recognition_selection.png", dpi=120)
+    _save(fig, out / "recognition_selection.png")
     plt.close(fig)
     files.append("recognition_selection.png")
 
@@ -123,7 +130,7 @@ def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenien
     ax.set_title("Atomic vs compositional downstream (WER for transcription)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "atomic_compositional.png", dpi=120)
+    _save(fig, out / "atomic_compositional.png")
     plt.close(fig)
     files.append("atomic_compositional.png")
 
@@ -139,7 +146,7 @@ def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenien
     ax.set_ylim(0, 100)
     ax.set_title("Position bias in segment selection (dotted: no bias)")
     fig.tight_layout()
-    fig.savefig(out / "position_bias.png", dpi=120)
+    _save(fig, out / "position_bias.png")
     plt.close(fig)
     files.append("position_bias.png")
     return files

@@ -16,8 +16,6 @@ import subprocess
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from reasonaudio.compose.build import read_dataset
 from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
 from reasonaudio.compose.prompts import LAYERS, make_prompts

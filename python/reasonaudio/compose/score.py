@@ -21,7 +21,7 @@ segment independently) or per-sample records (selection, compositional). Aggrega
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Iterable
