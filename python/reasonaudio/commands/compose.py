@@ -1,6 +1,110 @@
-"""`reasonaudio compose` (placeholder until its owner lands it)."""
+"""`reasonaudio compose build|prompts|run|score`: the two-segment cue -> select -> execute diagnostic."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from reasonaudio.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("compose", help="(not implemented yet)")
-    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("compose")))
+    parser = subparsers.add_parser(
+        "compose", help="two-segment compositional diagnostic for audio language models (cue -> select -> execute)")
+    sub = parser.add_subparsers(dest="compose_command", metavar="STEP")
+    sub.required = True
+
+    b = sub.add_parser("build", help="synthesize a two-segment set: audio/*.wav, metadata.jsonl, manifest.json")
+    b.add_argument("--out", required=True, type=Path)
+    b.add_argument("--cue", choices=("environment", "gender", "emotion"), default="environment")
+    b.add_argument("--task", choices=("asr", "math", "facts"), default="asr")
+    b.add_argument("--n", type=int, default=600, help="number of samples (multiple of 4)")
+    b.add_argument("--snr", type=float, nargs="+", default=[0.0, 10.0, 20.0],
+                   help="speech-to-background SNRs in dB for the environment cue")
+    b.add_argument("--sample-rate", type=int, default=24000)
+    b.add_argument("--speech", default="tts", help="'tts' (espeak-ng) or a CSV path,text,gender,emotion[,answers]")
+    b.add_argument("--atoms", default="procedural", help="'procedural' or an atom library folder")
+    b.add_argument("--cue-values", nargs="+", default=None,
+                   help="cue values to use (background labels, genders or emotions); default: all available")
+    b.add_argument("--facts", default=None, help="extra factual questions (JSONL or CSV)")
+    b.add_argument("--no-builtin-facts", action="store_true", help="use only the questions in --facts")
+    b.add_argument("--math-levels", type=int, nargs="+", default=[1, 2, 3], choices=(1, 2, 3))
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--force", action="store_true", help="replace --out if it exists")
+    b.set_defaults(func=_build)
+
+    p = sub.add_parser("prompts", help="write the prompts of every layer for a set")
+    p.add_argument("dir", type=Path)
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--layers", nargs="+", default=None)
+    p.set_defaults(func=_prompts)
+
+    r = sub.add_parser("run", help="run an audio LM over a set's prompts")
+    r.add_argument("dir", type=Path)
+    r.add_argument("--model", required=True, help="cmd:<program>, qwen2-audio:<local dir> or py:<module>:<attr>")
+    r.add_argument("--out", required=True, type=Path)
+    r.add_argument("--prompts", type=Path, default=None, help="prompts JSONL (default: generated)")
+    r.add_argument("--layers", nargs="+", default=None)
+    r.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    r.add_argument("--max-new-tokens", type=int, default=256)
+    r.set_defaults(func=_run)
+
+    s = sub.add_parser("score", help="score model outputs and write results.json, report.md and figures")
+    s.add_argument("dirs", type=Path, nargs="+", metavar="DIR")
+    s.add_argument("--outputs", type=Path, nargs="+", required=True, help="one outputs JSONL per DIR")
+    s.add_argument("--out", required=True, type=Path)
+    s.set_defaults(func=_score)
+
+
+def _layers(arg):
+    from reasonaudio.compose.prompts import LAYERS
+
+    if arg is None:
+        return LAYERS
+    bad = [x for x in arg if x not in LAYERS]
+    if bad:
+        raise UserError(f"unknown layer(s) {bad}; expected some of {', '.join(LAYERS)}")
+    return tuple(arg)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.build import BuildConfig, build
+
+    cfg = BuildConfig(cue=args.cue, task=args.task, n=args.n, snrs=tuple(args.snr), sample_rate=args.sample_rate,
+                      seed=args.seed, cue_values=tuple(args.cue_values) if args.cue_values else None,
+                      math_levels=tuple(args.math_levels), speech=args.speech, atoms=args.atoms, facts=args.facts,
+                      builtin_facts=not args.no_builtin_facts)
+    manifest = build(args.out, cfg, force=args.force, progress=True)
+    print(f"wrote {manifest['n_samples']} samples to {args.out} (cue {cfg.cue}, task {cfg.task}; "
+          f"target positions {manifest['counts']['target_segment']})")
+    return 0
+
+
+def _prompts(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.prompts import write_prompts
+
+    n = write_prompts(args.dir, args.out, _layers(args.layers))
+    print(f"wrote {n} prompts to {args.out}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.runner import load_model, run
+
+    kwargs = {"max_new_tokens": args.max_new_tokens} if args.model.startswith("qwen2-audio:") else {}
+    model = load_model(args.model, **kwargs)
+    n = run(args.dir, model, args.out, _layers(args.layers), args.prompts, args.limit, progress=True)
+    print(f"wrote {n} outputs to {args.out}")
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.report import write_report
+    from reasonaudio.compose.score import score_dataset
+
+    if len(args.dirs) != len(args.outputs):
+        raise UserError(f"give one --outputs file per set: {len(args.dirs)} set(s), {len(args.outputs)} file(s)")
+    results = [score_dataset(d, o) for d, o in zip(args.dirs, args.outputs)]
+    write_report(results, args.out)
+    print(f"wrote results.json, report.md and figures to {args.out}")
+    return 0

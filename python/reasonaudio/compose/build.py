@@ -1,0 +1,332 @@
+"""Build a two-segment compositional diagnostic set: audio/*.wav, metadata.jsonl, manifest.json.
+
+A sample is [segment 1][exactly 1.5 s of digital silence][segment 2]. Each segment carries one value
+of the cue (a background sound mixed at an SNR, the speaker's gender, or the speaker's emotion) and
+its own downstream content (a sentence to transcribe, an arithmetic question, a factual question).
+The two segments' cue values differ, so the segment a cue points to is unique.
+
+Balance is built from blocks of four samples over one unordered pair of cue values {a, b} (and, for
+the environment cue, one SNR): (target a, first), (target a, second), (target b, first),
+(target b, second). Every block has the target first exactly twice and uses each of its two values
+exactly twice as target and twice as distractor; a cycle of blocks over every pair (and SNR) makes
+all values equally frequent. n must be a multiple of 4; a multiple of the cycle length balances
+values and SNRs exactly as well (the manifest reports the counts either way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+import soundfile as sf
+
+from reasonaudio.compose import content as content_mod
+from reasonaudio.compose.content import TASKS, Item
+from reasonaudio.compose.mixing import (
+    GAP_SECONDS, SPEECH_RMS_DBFS, concat_with_gap, fit_background, gap_samples, limit_peak, scale_to_snr,
+    set_rms, trim_silence,
+)
+from reasonaudio.compose.speech import RecordingSource, Segment, TtsSource, to_rate
+from reasonaudio.errors import UserError
+
+CUES = ("environment", "gender", "emotion")
+FORMAT_VERSION = 1
+# The study's five environment classes, found in an atom library by keywords in its labels.
+DEFAULT_BACKGROUND_KEYWORDS: tuple[tuple[str, ...], ...] = (
+    ("rain",), ("cricket",), ("wind",), ("wave", "sea", "ocean", "surf"), ("bird", "chirp"),
+)
+
+
+class BackgroundLibrary(Protocol):
+    labels: Sequence[str]
+    phrases: Sequence[str]
+    sample_rate: int
+
+    def audio(self, i: int) -> np.ndarray: ...
+
+
+@dataclass
+class BuildConfig:
+    cue: str = "environment"
+    task: str = "asr"
+    n: int = 600
+    snrs: tuple[float, ...] = (0.0, 10.0, 20.0)
+    sample_rate: int = 24000
+    seed: int = 0
+    cue_values: tuple[str, ...] | None = None
+    math_levels: tuple[int, ...] = (1, 2, 3)
+    speech: str = "tts"
+    atoms: str = "procedural"
+    facts: str | None = None
+    builtin_facts: bool = True
+
+
+@dataclass
+class CueValue:
+    value: str
+    phrase: str
+    atom: int | None = None
+
+
+def choose_backgrounds(library: BackgroundLibrary, wanted: Sequence[str] | None) -> list[CueValue]:
+    labels = list(library.labels)
+    phrases = list(getattr(library, "phrases", labels)) or labels
+    if wanted:
+        out = []
+        for w in wanted:
+            if w not in labels:
+                raise UserError(f"background {w!r} is not a label of the atom library; labels include "
+                                f"{', '.join(labels[:12])}{' ...' if len(labels) > 12 else ''}")
+            i = labels.index(w)
+            out.append(CueValue(w, phrases[i], i))
+    else:
+        out = []
+        for keywords in DEFAULT_BACKGROUND_KEYWORDS:
+            for i, label in enumerate(labels):
+                if any(k in label.lower() for k in keywords) and all(c.atom != i for c in out):
+                    out.append(CueValue(label, phrases[i], i))
+                    break
+        if len(out) < 2:
+            raise UserError("the atom library has fewer than two labels matching the default backgrounds "
+                            "(rain, crickets, wind, sea waves, birds); pass --cue-values LABEL LABEL ...")
+    if len({c.value for c in out}) != len(out):
+        raise UserError("--cue-values lists a background twice")
+    return out
+
+
+def balanced_plan(values: Sequence[str], n: int, snrs: Sequence[float | None], seed: int) -> list[dict[str, Any]]:
+    if n <= 0 or n % 4:
+        raise UserError(f"--n must be a positive multiple of 4 (target position and each value's "
+                        f"target/distractor roles are balanced in blocks of 4), got {n}")
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
+    pairs = [(a, b, snr) for a, b in itertools.combinations(values, 2) for snr in snrs]
+    blocks: list[tuple[str, str, float | None]] = []
+    while len(blocks) * 4 < n:
+        cycle = list(pairs)
+        order = rng.permutation(len(cycle))
+        blocks.extend(cycle[i] for i in order)
+    plan: list[dict[str, Any]] = []
+    for a, b, snr in blocks[: n // 4]:
+        for target, distractor in ((a, b), (b, a)):
+            for position in (1, 2):
+                plan.append({"target_value": target, "distractor_value": distractor,
+                             "target_segment": position, "snr_db": snr})
+    order = rng.permutation(len(plan))
+    return [plan[i] for i in order]
+
+
+def plan_counts(plan: list[dict[str, Any]]) -> dict[str, Any]:
+    def count(key: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for row in plan:
+            k = str(row[key])
+            out[k] = out.get(k, 0) + 1
+        return dict(sorted(out.items()))
+    return {"target_segment": count("target_segment"), "target_value": count("target_value"),
+            "distractor_value": count("distractor_value"), "snr_db": count("snr_db")}
+
+
+def _content_fn(cfg: BuildConfig, facts: list[Item]) -> Callable[[np.random.Generator], Item]:
+    if cfg.task == "asr":
+        return lambda rng: (lambda t: Item(t, (t,), None, "builtin"))(
+            content_mod.SENTENCES[int(rng.integers(len(content_mod.SENTENCES)))])
+    if cfg.task == "math":
+        levels = cfg.math_levels
+        return lambda rng: content_mod.math_item(rng, levels[int(rng.integers(len(levels)))])
+    return lambda rng: facts[int(rng.integers(len(facts)))]
+
+
+def make_source(cfg: BuildConfig):
+    if cfg.speech == "tts":
+        return TtsSource(cfg.sample_rate)
+    return RecordingSource(cfg.speech, cfg.sample_rate)
+
+
+def load_library(spec: str, sample_rate: int) -> BackgroundLibrary:
+    try:
+        from reasonaudio.atoms import AtomLibrary
+    except ImportError:
+        raise UserError("this build of reasonaudio has no atom library module (reasonaudio.atoms)") from None
+    if spec == "procedural":
+        return AtomLibrary.procedural(sample_rate=sample_rate)
+    return AtomLibrary.load(spec, sample_rate=sample_rate)
+
+
+def wav_bytes(x: np.ndarray, sample_rate: int) -> bytes:
+    buf = io.BytesIO()
+    sf.write(buf, x, sample_rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+def build(out: str | Path, cfg: BuildConfig, *, source=None, library: BackgroundLibrary | None = None,
+          force: bool = False, progress: bool = False) -> dict[str, Any]:
+    """Write the set into `out` (through a temporary sibling renamed into place) and return the manifest."""
+    out = Path(out)
+    if cfg.cue not in CUES:
+        raise UserError(f"--cue must be one of {', '.join(CUES)}, got {cfg.cue!r}")
+    if cfg.task not in TASKS:
+        raise UserError(f"--task must be one of {', '.join(TASKS)}, got {cfg.task!r}")
+    if cfg.sample_rate < 8000:
+        raise UserError(f"--sample-rate must be at least 8000, got {cfg.sample_rate}")
+    if out.exists() and not force:
+        raise UserError(f"{out} already exists; pass --force to replace it")
+    source = source if source is not None else make_source(cfg)
+    source.supports_task(cfg.task)
+
+    facts: list[Item] = []
+    if cfg.task == "facts":
+        if cfg.builtin_facts:
+            facts.extend(content_mod.builtin_facts())
+        if cfg.facts:
+            facts.extend(content_mod.load_facts(cfg.facts))
+        if len(facts) < 2:
+            raise UserError("the facts task needs at least two questions")
+
+    if cfg.cue == "environment":
+        library = library if library is not None else load_library(cfg.atoms, cfg.sample_rate)
+        cue_values = choose_backgrounds(library, cfg.cue_values)
+        snrs: list[float | None] = [float(s) for s in cfg.snrs]
+        if not snrs:
+            raise UserError("--snr needs at least one value")
+        backgrounds = {c.value: to_rate(np.asarray(library.audio(c.atom), dtype=np.float32),
+                                        int(library.sample_rate), cfg.sample_rate) for c in cue_values}
+    else:
+        available = source.cue_values(cfg.cue)
+        chosen = list(cfg.cue_values) if cfg.cue_values else available
+        unknown = [v for v in chosen if v not in available]
+        if unknown:
+            raise UserError(f"cue values {unknown} are not provided by the speech source (it has {available})")
+        cue_values = [CueValue(v, v) for v in chosen]
+        snrs = [None]
+        backgrounds = {}
+    if len(cue_values) < 2:
+        raise UserError("the cue needs at least two distinct values")
+    phrase = {c.value: c.phrase for c in cue_values}
+    plan = balanced_plan([c.value for c in cue_values], cfg.n, snrs, cfg.seed)
+    content = _content_fn(cfg, facts)
+    gap = gap_samples(cfg.sample_rate)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        (tmp / "audio").mkdir()
+        rows = []
+        audio_digest = hashlib.sha256()
+        iterator = enumerate(plan)
+        if progress:
+            from tqdm import tqdm
+            iterator = tqdm(iterator, total=len(plan), desc="compose build", unit="sample")
+        for index, cell in iterator:
+            row, audio = _make_sample(index, cell, cfg, source, content, backgrounds, phrase, gap)
+            data = wav_bytes(audio, cfg.sample_rate)
+            (tmp / row["audio"]).write_bytes(data)
+            row["audio_sha256"] = hashlib.sha256(data).hexdigest()
+            audio_digest.update(row["audio_sha256"].encode())
+            rows.append(row)
+        meta = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows).encode()
+        (tmp / "metadata.jsonl").write_bytes(meta)
+        params = asdict(cfg)
+        params["snrs"] = list(cfg.snrs) if cfg.cue == "environment" else None
+        manifest = {
+            "format": "reasonaudio-compose", "format_version": FORMAT_VERSION,
+            "params": params, "n_samples": len(rows), "gap_seconds": GAP_SECONDS, "gap_samples": gap,
+            "speech_rms_dbfs": SPEECH_RMS_DBFS, "speech_source": source.name,
+            "cue_values": [asdict(c) for c in cue_values],
+            "counts": plan_counts(plan),
+            "hashes": {"metadata.jsonl": hashlib.sha256(meta).hexdigest(), "audio": audio_digest.hexdigest()},
+        }
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        _replace_dir(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _replace_dir(tmp: Path, out: Path) -> None:
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.rename(out, old / "x")
+        os.rename(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, out)
+
+
+def _make_sample(index: int, cell: dict[str, Any], cfg: BuildConfig, source, content, backgrounds: dict,
+                 phrase: dict[str, str], gap: int) -> tuple[dict[str, Any], np.ndarray]:
+    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, index + 1]))
+    target = cell["target_segment"]
+    values = [cell["target_value"], cell["distractor_value"]]
+    if target == 2:
+        values.reverse()
+    avoid: set[str] = set()
+    segments: list[Segment] = []
+    audios: list[np.ndarray] = []
+    seg_rows: list[dict[str, Any]] = []
+    for k, value in enumerate(values, 1):
+        seg = source.segment(rng, cfg.task, content,
+                             gender=value if cfg.cue == "gender" else None,
+                             emotion=value if cfg.cue == "emotion" else None, avoid=avoid)
+        avoid |= {seg.text, *seg.answers}
+        speech = set_rms(trim_silence(seg.audio, cfg.sample_rate), SPEECH_RMS_DBFS)
+        mixed = speech
+        background = None
+        if cfg.cue == "environment":
+            noise = fit_background(backgrounds[value], speech.size, int(rng.integers(1 << 30)), cfg.sample_rate)
+            mixed = speech + scale_to_snr(speech, noise, cell["snr_db"])
+            background = value
+        segments.append(seg)
+        audios.append(mixed)
+        seg_rows.append({
+            "segment": k, "text": seg.text, "answers": list(seg.answers), "gender": seg.gender,
+            "emotion": seg.emotion, "speaker": seg.speaker, "background": background,
+            "background_phrase": phrase[value] if background else None,
+            "snr_db": cell["snr_db"] if background else None, "level": seg.level, "origin": seg.origin,
+            "cue_value": value,
+        })
+    audio, bounds = concat_with_gap(audios[0], audios[1], gap)
+    audio, gain = limit_peak(audio)
+    for seg_row, (start, end) in zip(seg_rows, bounds):
+        seg_row["start_sample"], seg_row["end_sample"] = start, end
+    sample_id = f"s{index:05d}"
+    row = {
+        "id": sample_id, "audio": f"audio/{sample_id}.wav", "cue": cfg.cue, "task": cfg.task,
+        "target_segment": target, "target_value": cell["target_value"],
+        "target_phrase": phrase[cell["target_value"]], "distractor_value": cell["distractor_value"],
+        "snr_db": cell["snr_db"], "sample_rate": cfg.sample_rate, "num_samples": int(audio.size),
+        "gain": round(float(gain), 6), "segments": seg_rows,
+    }
+    return row, audio
+
+
+def read_dataset(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    directory = Path(directory)
+    manifest_path, meta_path = directory / "manifest.json", directory / "metadata.jsonl"
+    if not manifest_path.is_file() or not meta_path.is_file():
+        raise UserError(f"{directory} is not a compose set (expected manifest.json and metadata.jsonl; "
+                        "make one with `reasonaudio compose build`)")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise UserError(f"{manifest_path}: not valid JSON ({err.msg})") from None
+    if manifest.get("format") != "reasonaudio-compose":
+        raise UserError(f"{manifest_path}: not a reasonaudio compose manifest")
+    rows = []
+    with meta_path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as err:
+                    raise UserError(f"{meta_path}:{lineno}: not valid JSON ({err.msg})") from None
+    return manifest, rows

@@ -1,0 +1,132 @@
+"""Run an audio language model over the prompts of a compose set.
+
+Protocol: any object with `generate(audio_path: str, prompt: str) -> str`. Built-in specs:
+- `cmd:<program and fixed args>`: runs the program with the audio path and the prompt appended as two
+  arguments; its stdout is the output (a non-zero exit is an error naming the sample);
+- `qwen2-audio:<local directory>`: a Qwen2-Audio-class model through transformers
+  (`Qwen2AudioForConditionalGeneration` + `AutoProcessor`, loaded with local_files_only), greedy;
+- `py:<module>:<attribute>`: a Python object or zero-argument factory with `generate`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any, Protocol
+
+from reasonaudio.compose.build import read_dataset
+from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
+from reasonaudio.compose.prompts import LAYERS, make_prompts
+from reasonaudio.errors import UserError
+
+
+class AudioLM(Protocol):
+    def generate(self, audio_path: str, prompt: str) -> str: ...
+
+
+class CommandModel:
+    def __init__(self, command: str, timeout_s: float = 600.0) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise UserError("cmd: model spec needs a program, e.g. cmd:'python my_model.py'")
+        self.timeout_s = timeout_s
+
+    def generate(self, audio_path: str, prompt: str) -> str:
+        try:
+            proc = subprocess.run(self.argv + [audio_path, prompt], capture_output=True, text=True,
+                                  timeout=self.timeout_s)
+        except FileNotFoundError:
+            raise UserError(f"model program {self.argv[0]!r} not found") from None
+        except subprocess.TimeoutExpired:
+            raise UserError(f"model program timed out after {self.timeout_s:g} s on {audio_path}") from None
+        if proc.returncode != 0:
+            raise UserError(f"model program exited with status {proc.returncode} on {audio_path}: "
+                            f"{proc.stderr.strip()[-500:]}")
+        return proc.stdout.strip()
+
+
+class Qwen2AudioModel:
+    """Qwen2-Audio-class model from a local directory (no download); greedy decoding."""
+
+    def __init__(self, path: str, max_new_tokens: int = 256, device: str | None = None) -> None:
+        import torch
+        from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
+
+        if not Path(path).is_dir():
+            raise UserError(f"model directory {path} does not exist")
+        self.torch = torch
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            self.processor = AutoProcessor.from_pretrained(path, local_files_only=True)
+            dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+            self.model = Qwen2AudioForConditionalGeneration.from_pretrained(
+                path, local_files_only=True, dtype=dtype).to(self.device).eval()
+        except (OSError, ValueError) as err:
+            raise UserError(f"cannot load a Qwen2-Audio model and processor from {path}: {err}") from None
+        self.sampling_rate = int(self.processor.feature_extractor.sampling_rate)
+        self.max_new_tokens = max_new_tokens
+
+    def generate(self, audio_path: str, prompt: str) -> str:
+        from reasonaudio.compose.speech import read_mono, to_rate
+
+        audio, sr = read_mono(Path(audio_path))
+        audio = to_rate(audio, sr, self.sampling_rate)
+        conversation = [{"role": "user", "content": [{"type": "audio", "audio_url": audio_path},
+                                                     {"type": "text", "text": prompt}]}]
+        text = self.processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
+        inputs = self.processor(text=text, audio=[audio], sampling_rate=self.sampling_rate,
+                                return_tensors="pt").to(self.device)
+        with self.torch.inference_mode():
+            ids = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
+        new = ids[:, inputs["input_ids"].shape[1]:]
+        return self.processor.batch_decode(new, skip_special_tokens=True)[0].strip()
+
+
+def load_model(spec: str, **kwargs: Any) -> AudioLM:
+    kind, _, rest = spec.partition(":")
+    if not rest:
+        raise UserError(f"model spec {spec!r}: expected cmd:<program>, qwen2-audio:<dir> or py:<module>:<attr>")
+    if kind == "cmd":
+        return CommandModel(rest)
+    if kind == "qwen2-audio":
+        return Qwen2AudioModel(rest, **kwargs)
+    if kind == "py":
+        module, _, attr = rest.partition(":")
+        try:
+            obj = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise UserError(f"model spec {spec!r}: {err}") from None
+        model = obj if hasattr(obj, "generate") else obj()
+        if not hasattr(model, "generate"):
+            raise UserError(f"model spec {spec!r}: object has no generate(audio_path, prompt)")
+        return model
+    raise UserError(f"model spec {spec!r}: unknown kind {kind!r}; expected cmd, qwen2-audio or py")
+
+
+def run(directory: str | Path, model: AudioLM, out: str | Path, layers: tuple[str, ...] = LAYERS,
+        prompts: str | Path | None = None, limit: int | None = None, progress: bool = False) -> int:
+    """Generate one output per (sample, layer) and write {id, layer, output} rows to `out`."""
+    directory = Path(directory)
+    manifest, rows = read_dataset(directory)
+    if prompts is not None:
+        prompt_rows = [p for p in read_jsonl(prompts, ("id", "layer", "audio", "prompt")) if p["layer"] in layers]
+    else:
+        prompt_rows = [p for row in rows for p in make_prompts(manifest, row, layers)]
+    if limit is not None:
+        keep = {r["id"] for r in rows[:limit]}
+        prompt_rows = [p for p in prompt_rows if p["id"] in keep]
+    iterator = prompt_rows
+    if progress:
+        from tqdm import tqdm
+        iterator = tqdm(prompt_rows, desc="compose run", unit="prompt")
+    results = []
+    for p in iterator:
+        audio_path = str((directory / p["audio"]).resolve())
+        output = model.generate(audio_path, p["prompt"])
+        if not isinstance(output, str):
+            raise UserError(f"model returned {type(output).__name__} for {p['id']} {p['layer']}; expected str")
+        results.append({"id": p["id"], "layer": p["layer"], "output": output})
+    write_jsonl_atomic(out, results)
+    return len(results)
