@@ -9,5 +9,5 @@ fi
 python3 -m pip install -q --upgrade pip
 python3 -m pip install -q ".[eval,models,compose,test]"
 cargo test -p reasonaudio-core --release
-# run from a folder outside the source tree so `import reasonaudio` finds the installed package
+# the package lives under python/, so the repository root on sys.path never shadows the installed build
 python3 -m pytest -q -p no:cacheprovider --rootdir . tests
