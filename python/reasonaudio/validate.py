@@ -567,12 +567,13 @@ def _read_tables(root: Path, rec: _Recorder) -> Tables:
 
 
 def open_benchmark(path: str | Path) -> Tables:
-    """Read a benchmark directory for inspection; any unreadable part is a UserError."""
+    """Read a benchmark directory for inspection; an unusable manifest or metadata table is a UserError."""
     root = Path(path)
     if not root.is_dir():
         raise UserError(f"{root}: not a directory")
     tables = _read_tables(root, _Recorder(max_examples=3))
-    if tables.fatal:
+    # beir/ and audio/ are not needed to read the metadata; the tables and the sample rate are
+    if not tables.has(*TABLE_COLUMNS) or tables.sample_rate is None:
         raise UserError("; ".join(tables.fatal[:3]) + (f" (+{len(tables.fatal) - 3} more)" if len(tables.fatal) > 3 else ""))
     return tables
 
