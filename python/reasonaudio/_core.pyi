@@ -1,1 +1,103 @@
 __version__: str
+
+# --- mix (owner: mix.rs) ---------------------------------------------------------------------
+# Columns are borrowed without copies and must have exactly these dtypes (TypeError otherwise);
+# plan problems (lengths, order, atom index, event outside its clip, options) raise ValueError
+# naming the clip/row; file-system failures raise OSError.
+import numpy as _np
+import numpy.typing as _npt
+from os import PathLike as _PathLike
+
+def render_corpus(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_clip: _npt.NDArray[_np.uint32],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_lengths: _npt.NDArray[_np.int64],
+    paths: list[str | _PathLike[str]],
+    sample_rate: int,
+    format: str = "wav16",
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+    threads: int = 0,
+) -> dict[str, _npt.NDArray[_np.float32]]:
+    """Render every clip (events sorted by clip, then onset) and write paths[i] (via paths[i].tmp).
+
+    format: "wav16" | "wav_f32" | "flac16". threads=0: all cores. Returns {"peak": peak before
+    limiting, "gain": limiter factor} per clip. Output bytes do not depend on threads."""
+
+def render_clip(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_length: int,
+    sample_rate: int,
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+) -> _npt.NDArray[_np.float32]:
+    """Render one clip (clip_length samples, limited into [-ceiling, ceiling])."""
+# --- annotate (owner: annotate.rs) ---
+import numpy as _np
+import numpy.typing as _npt
+
+def annotate_csr(
+    ev_clip: _npt.NDArray[_np.uint32],
+    ev_label: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_offset: _npt.NDArray[_np.int64],
+    n_clips: int,
+    rate: float,
+    labels: list[str],
+    logic_json: list[str],
+    query_ids: list[str] | None = None,
+    threads: int = 0,
+) -> tuple[_npt.NDArray[_np.uint64], _npt.NDArray[_np.uint32]]:
+    """Relevant (query, clip) pairs as CSR: query q's clips are clip_indices[indptr[q]:indptr[q+1]],
+    ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
+    Raises ValueError naming the query and constraint (malformed logic) or event row (bad events)."""
+# --- resample (owner: atoms) ---
+import numpy as np
+import numpy.typing as npt
+
+def resample(x: npt.NDArray[np.float32], sr_in: int, sr_out: int) -> npt.NDArray[np.float32]:
+    """Band-limited, delay-compensated resampling; returns round(len(x) * sr_out / sr_in) samples."""
+# --- plan (owner: plan.rs) ---
+def plan_params_default() -> str:
+    """Default planner parameters as JSON."""
+
+def plan_params_check(params_json: str, n_atoms: int) -> tuple[str, list[float]]:
+    """Validate planner parameters; returns them normalised and the robust duration thresholds (s)."""
+
+def plan_corpus(
+    native_lengths: _npt.NDArray[_np.int64],
+    n_clips: int,
+    overlap_fraction: float,
+    seed: int,
+    params_json: str,
+    threads: int = 0,
+) -> dict[str, _npt.NDArray]:
+    """Seeded plans of a whole corpus as columns: clip_event_ptr, ev_clip, ev_atom, ev_onset,
+    ev_length, ev_gain_db, ev_mode (0 native, 1 loop, 2 trim), clip_length, clip_overlap."""
+
+def plan_clip(
+    native_lengths: _npt.NDArray[_np.int64],
+    seed: int,
+    key: int,
+    pattern: str,
+    params_json: str,
+    required: list[int] = ...,
+    excluded: list[int] = ...,
+    ordered: bool = False,
+    required_bins: list[int | None] = ...,
+    overlap_first_pair: bool = False,
+    n_events: int | None = None,
+) -> dict[str, _npt.NDArray]:
+    """Plan one clip from (seed, key) under a request (same columns as plan_corpus)."""

@@ -1,6 +1,76 @@
-"""`reasonaudio annotate` (placeholder until its owner lands it)."""
+"""`reasonaudio annotate`: decide relevance (contract §2) for every query and clip, write qrels."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from reasonaudio.errors import UserError
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("annotate", help="(not implemented yet)")
-    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("annotate")))
+    parser = subparsers.add_parser(
+        "annotate",
+        help="compute qrels from events and query logic",
+        description=(
+            "Evaluate every query's logic against every clip's events and write the relevant pairs. "
+            "EVENTS is a benchmark's events.parquet (or its directory), or a strong-label table "
+            "(.tsv DESED: filename, onset, offset, event_label; AudioSet-Strong: segment_id, "
+            "start_time_seconds, end_time_seconds, label; times in seconds)."
+        ),
+    )
+    parser.add_argument("--events", required=True, type=Path, help="events.parquet, benchmark directory, or strong-label .tsv/.csv")
+    parser.add_argument("--queries", required=True, type=Path, help="queries .parquet, .jsonl or .csv (query_id, logic)")
+    parser.add_argument("--out", required=True, type=Path, help="qrels .parquet, or .tsv in BEIR qrels layout")
+    parser.add_argument(
+        "--clips",
+        type=Path,
+        default=None,
+        help="clips.parquet listing the whole corpus (clip_id), so clips without events count for "
+        "not-only queries; by default the clips.parquet beside events.parquet, if any",
+    )
+    parser.add_argument("--sample-rate", type=int, default=None, help="sample rate for onset_sample/offset_sample")
+    parser.add_argument("--threads", type=int, default=0, help="worker threads (0 = all cores)")
+    parser.set_defaults(func=run)
+
+
+def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path | None]:
+    clips_path = args.clips
+    if clips_path is None:
+        events_dir = args.events if args.events.is_dir() else args.events.parent
+        beside = events_dir / "clips.parquet"
+        if args.events.suffix == ".parquet" or args.events.is_dir():
+            clips_path = beside if beside.exists() else None
+    if clips_path is None:
+        return None, None
+    try:
+        clips = pl.read_parquet(clips_path, columns=["clip_id"])
+    except Exception as err:
+        raise UserError(f"{clips_path}: cannot read clip_id ({err})") from None
+    return clips["clip_id"].cast(pl.String).to_list(), clips_path
+
+
+def run(args: argparse.Namespace) -> int:
+    from reasonaudio.annotate import read_events, read_queries, relevance_csr, write_qrels
+
+    if args.threads < 0:
+        raise UserError("--threads must be >= 0")
+    started = time.perf_counter()
+    events = read_events(args.events)
+    queries = read_queries(args.queries)
+    clip_ids, clips_path = _corpus_clip_ids(args)
+    csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
+    out = write_qrels(csr.to_frame(), args.out)
+    counts = csr.counts()
+    corpus = f" (corpus from {clips_path})" if clips_path is not None else ""
+    print(
+        f"{len(csr.query_ids)} queries x {len(csr.clip_ids)} clips{corpus}, {events.height} events: "
+        f"{csr.n_pairs} relevant pairs; queries without a relevant clip: {int(np.sum(counts == 0))}; "
+        f"median relevant per query: {int(np.median(counts)) if len(counts) else 0}"
+    )
+    print(f"wrote {out} in {time.perf_counter() - started:.2f} s")
+    return 0

@@ -1,6 +1,72 @@
-"""`reasonaudio build` (placeholder until its owner lands it)."""
+"""`reasonaudio build`: synthesize a complete benchmark directory (contract §4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build
+from reasonaudio.errors import UserError
+
+
+def _plan_override(text: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=JSON, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        raise argparse.ArgumentTypeError(f"{key}: value is not JSON: {value!r}") from None
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("build", help="(not implemented yet)")
-    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("build")))
+    p = subparsers.add_parser(
+        "build",
+        help="synthesize a benchmark: audio, events, queries, qrels, two-option pairs, BEIR export",
+        description="Synthesize a reasoning-intensive text-to-audio retrieval benchmark into DIR.",
+    )
+    d = BuildConfig()
+    p.add_argument("--out", required=True, help="output directory (must be empty unless --force)")
+    p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips (default {d.clips})")
+    p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips (default {d.overlap_fraction})")
+    p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task (default {d.queries_per_task}; 0 = corpus only)")
+    p.add_argument("--atoms", default=d.atoms, help="'procedural' (embedded default) or an atom library directory")
+    p.add_argument("--sample-rate", type=int, default=d.sample_rate, help=f"Hz (default {d.sample_rate})")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
+    p.add_argument("--max-clip-s", type=float, default=d.max_clip_s, help=f"longest clip in seconds (default {d.max_clip_s})")
+    p.add_argument("--format", dest="audio_format", choices=sorted(AUDIO_FORMATS), default=d.audio_format, help="audio format (default wav16)")
+    p.add_argument("--threads", type=int, default=0, help="worker threads (0 = all cores); output does not depend on it")
+    p.add_argument("--plan", type=_plan_override, action="append", default=[], metavar="KEY=JSON",
+                   help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\'')
+    p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.seed < 0:
+        raise UserError(f"--seed must be >= 0, got {args.seed}")
+    config = BuildConfig(
+        clips=args.clips,
+        overlap_fraction=args.overlap_fraction,
+        queries_per_task=args.queries_per_task,
+        atoms=args.atoms,
+        sample_rate=args.sample_rate,
+        seed=args.seed,
+        max_clip_s=args.max_clip_s,
+        audio_format=args.audio_format,
+        threads=args.threads,
+        plan=dict(args.plan),
+    )
+    start = time.perf_counter()
+    out = build(args.out, config, force=args.force, progress=not args.quiet)
+    manifest = json.loads((out / "manifest.json").read_text())
+    c = manifest["counts"]
+    print(
+        f"built {out}: {c['clips']} clips ({c['clips_by_pattern']['sequential']} sequential, "
+        f"{c['clips_by_pattern']['overlap']} overlap), {c['events']} events, {c['queries']} queries, "
+        f"{c['qrels']} relevant pairs, {c['planned_hard_negatives']} planned hard negatives "
+        f"in {time.perf_counter() - start:.1f} s"
+    )
+    return 0

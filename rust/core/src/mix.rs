@@ -1,1 +1,738 @@
-//! TODO(owner): see docs/DEVELOPING.md
+//! Sample-accurate mixing of clip plans into audio.
+//!
+//! A clip plan is a list of events; each event places one atom of the [`AtomBank`] at an
+//! integer `onset` sample for exactly `length` samples, at `gain_db`:
+//!
+//! * `length == atom length`: the atom as is;
+//! * `length <  atom length`: the atom's head, trimmed (the boundary fade-out smooths the cut);
+//! * `length >  atom length`: the atom looped; consecutive copies overlap by a crossfade of
+//!   `crossfade` samples (shrunk to half the atom for short atoms) with equal-power
+//!   (sine/cosine) weights. The head and tail of an environmental sound are, in general,
+//!   uncorrelated, and for uncorrelated signals an equal-power crossfade keeps the loudness
+//!   constant through the seam, where a linear one dips by 3 dB.
+//!
+//! Every event then gets raised-cosine boundary fades of `fade` samples (at most half the
+//! event; `fade == 0` disables them, so a native event is then a bit-exact scaled copy), is
+//! scaled by its gain and added into the clip starting exactly at `onset`.
+//!
+//! Finally a whole-clip normaliser keeps every sample finite and within
+//! `[-ceiling, ceiling]`: when the peak exceeds the ceiling the whole clip is scaled by
+//! `ceiling / peak`. It is linear (no clipping, no distortion) and leaves silence exactly 0.
+//!
+//! [`render_corpus`] renders many clips in parallel (rayon) and writes one file per clip; each
+//! clip depends only on its own events, so the files are byte-identical for any thread count.
+
+use std::f64::consts::PI;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::wav::{self, AudioFormat, WavError};
+
+/// Default boundary fade, in milliseconds.
+pub const DEFAULT_FADE_MS: f64 = 5.0;
+/// Default loop crossfade, in milliseconds.
+pub const DEFAULT_CROSSFADE_MS: f64 = 50.0;
+/// Default limiter ceiling (linear full scale), leaving about 0.18 dB of headroom.
+pub const DEFAULT_CEILING: f32 = 0.98;
+
+/// Why a plan could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum MixError {
+    #[error("atom_offsets must hold n_atoms + 1 non-decreasing values starting at 0 and ending at len(atom_audio) = {audio_len}; {what}")]
+    BadOffsets { audio_len: usize, what: String },
+    #[error("event columns have different lengths: {0}")]
+    ColumnLengths(String),
+    #[error("{0} clip lengths but {1} output paths")]
+    PathCount(usize, usize),
+    #[error("events must be sorted by clip: row {row} has clip {clip} after clip {previous}")]
+    Unsorted { row: usize, clip: u32, previous: u32 },
+    #[error("row {row}: clip index {clip} is out of range (there are {n_clips} clips)")]
+    ClipOutOfRange { row: usize, clip: u32, n_clips: usize },
+    #[error("clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)")]
+    AtomOutOfRange { clip: usize, event: usize, row: usize, atom: u32, n_atoms: usize },
+    #[error("clip {clip}, event {event} (row {row}): atom {atom} is empty")]
+    EmptyAtom { clip: usize, event: usize, row: usize, atom: u32 },
+    #[error("clip {clip}, event {event} (row {row}): samples [{onset}, {onset} + {length}) lie outside the clip of {clip_length} samples (need onset >= 0, length > 0, onset + length <= clip length)")]
+    OutsideClip { clip: usize, event: usize, row: usize, onset: i64, length: i64, clip_length: i64 },
+    #[error("clip {clip}, event {event} (row {row}): gain_db {gain_db} does not give a finite gain")]
+    BadGain { clip: usize, event: usize, row: usize, gain_db: f32 },
+    #[error("clip {clip}: length {length} is negative")]
+    BadClipLength { clip: usize, length: i64 },
+    #[error("clip {clip}: the mix contains non-finite samples (NaN or infinity in an atom?)")]
+    NonFinite { clip: usize },
+    #[error("bad mix option: {0}")]
+    BadOption(String),
+    #[error("cannot build a thread pool: {0}")]
+    ThreadPool(String),
+    #[error("clip {clip}: {source}")]
+    Write {
+        clip: usize,
+        #[source]
+        source: WavError,
+    },
+}
+
+/// A read-only view of the atom bank: one flat sample array plus `n_atoms + 1` offsets.
+#[derive(Clone, Copy, Debug)]
+pub struct AtomBank<'a> {
+    audio: &'a [f32],
+    offsets: &'a [u64],
+}
+
+impl<'a> AtomBank<'a> {
+    /// Checks that `offsets` are `n_atoms + 1` non-decreasing bounds from 0 to `audio.len()`.
+    pub fn new(audio: &'a [f32], offsets: &'a [u64]) -> Result<Self, MixError> {
+        let bad = |what: String| MixError::BadOffsets { audio_len: audio.len(), what };
+        match (offsets.first(), offsets.last()) {
+            (Some(&0), Some(&last)) if last == audio.len() as u64 => {}
+            (None, _) => return Err(bad("got an empty array".into())),
+            (Some(&first), Some(&last)) => {
+                return Err(bad(format!("got first {first}, last {last}")));
+            }
+            _ => unreachable!(),
+        }
+        if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
+            return Err(bad(format!("offsets[{}] = {} > offsets[{}] = {}", i, offsets[i], i + 1, offsets[i + 1])));
+        }
+        Ok(Self { audio, offsets })
+    }
+
+    /// Number of atoms.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Whether the bank holds no atom.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The samples of atom `i`, if it exists.
+    pub fn atom(&self, i: usize) -> Option<&'a [f32]> {
+        if i < self.len() {
+            Some(&self.audio[self.offsets[i] as usize..self.offsets[i + 1] as usize])
+        } else {
+            None
+        }
+    }
+}
+
+/// One event of a clip: `length` samples of atom `atom` starting at sample `onset`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EventSpan {
+    pub atom: u32,
+    pub onset: i64,
+    pub length: i64,
+    pub gain_db: f32,
+}
+
+/// Rendering options, in samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MixOptions {
+    /// Raised-cosine fade-in and fade-out at each event boundary (0 disables).
+    pub fade: usize,
+    /// Equal-power crossfade between loop copies (shrunk to half the atom for short atoms).
+    pub crossfade: usize,
+    /// Limiter ceiling in (0, 1]: the clip is scaled down when its peak exceeds it.
+    pub ceiling: f32,
+}
+
+impl MixOptions {
+    /// Options from durations in milliseconds at `sample_rate` (rounded to whole samples).
+    pub fn from_ms(sample_rate: u32, fade_ms: f64, crossfade_ms: f64, ceiling: f32) -> Result<Self, MixError> {
+        let samples = |name: &str, ms: f64| {
+            if !(ms.is_finite() && ms >= 0.0) {
+                return Err(MixError::BadOption(format!("{name} must be a finite number >= 0, got {ms}")));
+            }
+            Ok((ms * f64::from(sample_rate) / 1000.0).round() as usize)
+        };
+        let opts = Self { fade: samples("fade_ms", fade_ms)?, crossfade: samples("crossfade_ms", crossfade_ms)?, ceiling };
+        opts.validate()?;
+        Ok(opts)
+    }
+
+    fn validate(&self) -> Result<(), MixError> {
+        if !(self.ceiling > 0.0 && self.ceiling <= 1.0) {
+            return Err(MixError::BadOption(format!("ceiling must be in (0, 1], got {}", self.ceiling)));
+        }
+        Ok(())
+    }
+}
+
+impl Default for MixOptions {
+    /// 5 ms fades and 50 ms crossfades at 16 kHz, ceiling 0.98.
+    fn default() -> Self {
+        Self { fade: 80, crossfade: 800, ceiling: DEFAULT_CEILING }
+    }
+}
+
+/// A rendered clip: audio after limiting, its peak before limiting and the limiter's gain.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    pub audio: Vec<f32>,
+    /// Largest absolute sample of the mix before the limiter.
+    pub peak: f32,
+    /// Linear factor the limiter applied (1.0 when the peak was within the ceiling).
+    pub gain: f32,
+}
+
+/// Per-clip figures returned by [`render_corpus`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClipStats {
+    pub peak: f32,
+    pub gain: f32,
+}
+
+/// Fade weights, precomputed once per render for the configured lengths; shorter (shrunk)
+/// fades are computed on the fly, which only happens for short events and atoms.
+#[derive(Clone, Debug)]
+pub struct Curves {
+    opts: MixOptions,
+    fade_in: Vec<f32>,
+    xfade_in: Vec<f32>,
+    xfade_out: Vec<f32>,
+}
+
+/// Raised-cosine fade-in weight of sample `i` of an `n`-sample fade; strictly inside (0, 1), so
+/// the event's first sample is not silenced and the fade reaches full level right after it.
+#[inline]
+fn raised_cosine(i: usize, n: usize) -> f32 {
+    (0.5 - 0.5 * (PI * (i + 1) as f64 / (n + 1) as f64).cos()) as f32
+}
+
+/// Equal-power crossfade weights (fade-in, fade-out) of sample `i` of an `n`-sample crossfade.
+#[inline]
+fn equal_power(i: usize, n: usize) -> (f32, f32) {
+    let theta = 0.5 * PI * (i as f64 + 0.5) / n as f64;
+    (theta.sin() as f32, theta.cos() as f32)
+}
+
+impl Curves {
+    /// Precomputes the fade tables of `opts`.
+    pub fn new(opts: MixOptions) -> Result<Self, MixError> {
+        opts.validate()?;
+        let fade_in = (0..opts.fade).map(|i| raised_cosine(i, opts.fade)).collect();
+        let (xfade_in, xfade_out) = (0..opts.crossfade).map(|i| equal_power(i, opts.crossfade)).unzip();
+        Ok(Self { opts, fade_in, xfade_in, xfade_out })
+    }
+
+    /// The options the tables were built for.
+    pub fn options(&self) -> &MixOptions {
+        &self.opts
+    }
+
+    fn fade_in(&self, i: usize, n: usize) -> f32 {
+        if n == self.fade_in.len() {
+            self.fade_in[i]
+        } else {
+            raised_cosine(i, n)
+        }
+    }
+
+    fn xfade(&self, i: usize, n: usize) -> (f32, f32) {
+        if n == self.xfade_in.len() {
+            (self.xfade_in[i], self.xfade_out[i])
+        } else {
+            equal_power(i, n)
+        }
+    }
+}
+
+/// Writes exactly `out.len()` samples of `atom` into `out` (overwriting it): the atom itself,
+/// its trimmed head, or loop copies joined by equal-power crossfades; then applies the
+/// boundary fades. Gain is not applied here. `atom` must not be empty.
+pub fn render_event(atom: &[f32], curves: &Curves, out: &mut [f32]) {
+    assert!(!atom.is_empty(), "render_event needs a non-empty atom");
+    let length = out.len();
+    let n = atom.len();
+    let first = n.min(length);
+    out[..first].copy_from_slice(&atom[..first]);
+    if length > n {
+        let c = curves.opts.crossfade.min(n / 2);
+        let period = n - c;
+        let mut start = period;
+        while start < length {
+            // The previous copy's tail occupies [start, start + c): fade it out under our head.
+            let xend = (start + c).min(length);
+            for (j, y) in out[start..xend].iter_mut().enumerate() {
+                let (fi, fo) = curves.xfade(j, c);
+                *y = *y * fo + atom[j] * fi;
+            }
+            let body_end = (start + n).min(length);
+            if start + c < body_end {
+                out[start + c..body_end].copy_from_slice(&atom[c..body_end - start]);
+            }
+            start += period;
+        }
+    }
+    let f = curves.opts.fade.min(length / 2);
+    for i in 0..f {
+        let w = curves.fade_in(i, f);
+        out[i] *= w;
+        out[length - 1 - i] *= w;
+    }
+}
+
+/// Reusable per-thread buffers, so rendering many clips does not allocate per clip or event.
+#[derive(Default, Debug)]
+pub struct Scratch {
+    event: Vec<f32>,
+    clip: Vec<f32>,
+    bytes: Vec<u8>,
+}
+
+fn db_to_gain(db: f32) -> f32 {
+    10f64.powf(f64::from(db) / 20.0) as f32
+}
+
+/// Location of one event in error messages: clip index, index within the clip, row of the
+/// event columns.
+#[derive(Clone, Copy)]
+struct Where {
+    clip: usize,
+    event: usize,
+    row: usize,
+}
+
+fn check_event<'a>(bank: &AtomBank<'a>, ev: &EventSpan, clip_length: i64, at: Where) -> Result<&'a [f32], MixError> {
+    let Where { clip, event, row } = at;
+    let atom = bank.atom(ev.atom as usize).ok_or(MixError::AtomOutOfRange {
+        clip,
+        event,
+        row,
+        atom: ev.atom,
+        n_atoms: bank.len(),
+    })?;
+    if atom.is_empty() {
+        return Err(MixError::EmptyAtom { clip, event, row, atom: ev.atom });
+    }
+    let inside = ev.onset >= 0 && ev.length > 0 && ev.onset.checked_add(ev.length).is_some_and(|end| end <= clip_length);
+    if !inside {
+        return Err(MixError::OutsideClip { clip, event, row, onset: ev.onset, length: ev.length, clip_length });
+    }
+    if !db_to_gain(ev.gain_db).is_finite() {
+        return Err(MixError::BadGain { clip, event, row, gain_db: ev.gain_db });
+    }
+    Ok(atom)
+}
+
+/// Renders one clip into `scratch.clip` and limits it; `first_row` is the row of the clip's
+/// first event in the corpus columns (for error messages).
+fn render_clip_into(
+    bank: &AtomBank,
+    events: impl ExactSizeIterator<Item = EventSpan>,
+    clip_length: i64,
+    curves: &Curves,
+    clip: usize,
+    first_row: usize,
+    scratch: &mut Scratch,
+) -> Result<ClipStats, MixError> {
+    if clip_length < 0 {
+        return Err(MixError::BadClipLength { clip, length: clip_length });
+    }
+    let out = &mut scratch.clip;
+    out.clear();
+    out.resize(clip_length as usize, 0.0);
+    for (event, ev) in events.enumerate() {
+        let atom = check_event(bank, &ev, clip_length, Where { clip, event, row: first_row + event })?;
+        let (onset, length) = (ev.onset as usize, ev.length as usize);
+        scratch.event.resize(length, 0.0);
+        let buf = &mut scratch.event[..length];
+        render_event(atom, curves, buf);
+        let g = db_to_gain(ev.gain_db);
+        for (y, &x) in out[onset..onset + length].iter_mut().zip(buf.iter()) {
+            *y += g * x;
+        }
+    }
+    let mut peak = 0f32;
+    let mut finite = true;
+    for &x in out.iter() {
+        finite &= x.is_finite();
+        peak = peak.max(x.abs());
+    }
+    if !finite {
+        return Err(MixError::NonFinite { clip });
+    }
+    let ceiling = curves.opts.ceiling;
+    let gain = if peak > ceiling { ceiling / peak } else { 1.0 };
+    if gain != 1.0 {
+        out.iter_mut().for_each(|x| *x *= gain);
+    }
+    Ok(ClipStats { peak, gain })
+}
+
+/// Renders one clip of `clip_length` samples from `events` (errors name it clip 0).
+///
+/// Every event must lie inside the clip and name an existing, non-empty atom.
+pub fn render_clip(bank: &AtomBank, events: &[EventSpan], clip_length: i64, opts: &MixOptions) -> Result<Rendered, MixError> {
+    let curves = Curves::new(*opts)?;
+    let mut scratch = Scratch::default();
+    let stats = render_clip_into(bank, events.iter().copied(), clip_length, &curves, 0, 0, &mut scratch)?;
+    Ok(Rendered { audio: scratch.clip, peak: stats.peak, gain: stats.gain })
+}
+
+/// The events of a whole corpus as columns, sorted by clip (then onset).
+#[derive(Clone, Copy, Debug)]
+pub struct EventColumns<'a> {
+    pub clip: &'a [u32],
+    pub atom: &'a [u32],
+    pub onset: &'a [i64],
+    pub length: &'a [i64],
+    pub gain_db: &'a [f32],
+}
+
+impl EventColumns<'_> {
+    /// Number of events (rows).
+    pub fn len(&self) -> usize {
+        self.clip.len()
+    }
+
+    /// Whether there is no event.
+    pub fn is_empty(&self) -> bool {
+        self.clip.is_empty()
+    }
+
+    fn row(&self, i: usize) -> EventSpan {
+        EventSpan { atom: self.atom[i], onset: self.onset[i], length: self.length[i], gain_db: self.gain_db[i] }
+    }
+
+    /// Checks column lengths and clip order, and returns the row range of every clip
+    /// (`bounds[c]..bounds[c + 1]`).
+    pub fn clip_bounds(&self, n_clips: usize) -> Result<Vec<usize>, MixError> {
+        let n = self.len();
+        let lens = [self.atom.len(), self.onset.len(), self.length.len(), self.gain_db.len()];
+        if lens.iter().any(|&l| l != n) {
+            return Err(MixError::ColumnLengths(format!(
+                "ev_clip {n}, ev_atom {}, ev_onset {}, ev_length {}, ev_gain_db {}",
+                lens[0], lens[1], lens[2], lens[3]
+            )));
+        }
+        let mut bounds = vec![0usize; n_clips + 1];
+        let mut previous = 0u32;
+        for (row, &clip) in self.clip.iter().enumerate() {
+            if clip as usize >= n_clips {
+                return Err(MixError::ClipOutOfRange { row, clip, n_clips });
+            }
+            if clip < previous {
+                return Err(MixError::Unsorted { row, clip, previous });
+            }
+            previous = clip;
+            bounds[clip as usize + 1] += 1;
+        }
+        for c in 0..n_clips {
+            bounds[c + 1] += bounds[c];
+        }
+        Ok(bounds)
+    }
+}
+
+/// Renders every clip of a corpus and writes `paths[c]` for clip `c` in `format`.
+///
+/// The whole plan is validated before any file is written. Work runs on a local rayon pool of
+/// `threads` threads (0 = all cores); output bytes do not depend on the thread count.
+/// Returns the peak before limiting and the limiter gain of every clip.
+#[allow(clippy::too_many_arguments)]
+pub fn render_corpus<P: AsRef<Path> + Sync>(
+    bank: &AtomBank,
+    events: &EventColumns,
+    clip_lengths: &[i64],
+    paths: &[P],
+    sample_rate: u32,
+    format: AudioFormat,
+    opts: &MixOptions,
+    threads: usize,
+) -> Result<Vec<ClipStats>, MixError> {
+    let n_clips = clip_lengths.len();
+    if paths.len() != n_clips {
+        return Err(MixError::PathCount(n_clips, paths.len()));
+    }
+    let curves = Curves::new(*opts)?;
+    let bounds = events.clip_bounds(n_clips)?;
+    for (clip, &clip_length) in clip_lengths.iter().enumerate() {
+        if clip_length < 0 {
+            return Err(MixError::BadClipLength { clip, length: clip_length });
+        }
+        for row in bounds[clip]..bounds[clip + 1] {
+            let at = Where { clip, event: row - bounds[clip], row };
+            check_event(bank, &events.row(row), clip_length, at)?;
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| MixError::ThreadPool(e.to_string()))?;
+    pool.install(|| {
+        (0..n_clips)
+            .into_par_iter()
+            .map_init(Scratch::default, |scratch, clip| {
+                let rows = bounds[clip]..bounds[clip + 1];
+                let first = rows.start;
+                let stats = render_clip_into(
+                    bank,
+                    rows.map(|r| events.row(r)),
+                    clip_lengths[clip],
+                    &curves,
+                    clip,
+                    first,
+                    scratch,
+                )?;
+                let write_err = |source| MixError::Write { clip, source };
+                wav::encode(format, &scratch.clip, sample_rate, &mut scratch.bytes).map_err(write_err)?;
+                wav::write_atomic(paths[clip].as_ref(), &scratch.bytes).map_err(write_err)?;
+                Ok(stats)
+            })
+            .collect()
+    })
+}
+
+/// Convenience: paths `dir/<stem><index>.<ext>` for `n` clips (used by tests and benches).
+pub fn numbered_paths(dir: &Path, stem: &str, n: usize, format: AudioFormat) -> Vec<PathBuf> {
+    (0..n).map(|i| dir.join(format!("{stem}{i:06}.{}", format.extension()))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn no_fades(ceiling: f32) -> MixOptions {
+        MixOptions { fade: 0, crossfade: 0, ceiling }
+    }
+
+    fn ev(atom: u32, onset: i64, length: i64, gain_db: f32) -> EventSpan {
+        EventSpan { atom, onset, length, gain_db }
+    }
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("reasonaudio-mix-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn impulse_lands_exactly_at_onset() {
+        let audio = [1.0f32, 0.0, 0.0, 0.0];
+        let offsets = [0u64, 4];
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let events = [ev(0, 0, 4, 0.0), ev(0, 37, 4, -6.0), ev(0, 96, 4, 0.0)];
+        let r = render_clip(&bank, &events, 100, &no_fades(1.0)).unwrap();
+        assert_eq!(r.audio.len(), 100);
+        let nonzero: Vec<usize> = (0..100).filter(|&i| r.audio[i] != 0.0).collect();
+        assert_eq!(nonzero, vec![0, 37, 96]);
+        assert_eq!(r.audio[0], 1.0);
+        assert!((r.audio[37] - 0.501_187_2).abs() < 1e-6);
+        assert_eq!((r.peak, r.gain), (1.0, 1.0));
+    }
+
+    #[test]
+    fn loop_and_trim_give_exact_lengths_and_content() {
+        let atom: Vec<f32> = (0..1000).map(|i| ((i as f32) * 0.05).sin() * 0.5).collect();
+        let curves = Curves::new(MixOptions { fade: 0, crossfade: 100, ceiling: 0.98 }).unwrap();
+        for length in [1usize, 10, 999, 1000, 1001, 1899, 1900, 1901, 5000, 12345] {
+            let mut out = vec![f32::NAN; length];
+            render_event(&atom, &curves, &mut out);
+            assert!(out.iter().all(|x| x.is_finite()), "length {length}");
+            let head = length.min(900);
+            assert_eq!(&out[..head], &atom[..head], "length {length}: head must be the atom itself");
+        }
+        // Native length with fades disabled: bit-exact copy.
+        let mut out = vec![0.0; 1000];
+        render_event(&atom, &curves, &mut out);
+        assert_eq!(out, atom);
+        // Loop period is n - crossfade: the body of the second copy is the atom's body.
+        let mut out = vec![0.0; 3000];
+        render_event(&atom, &curves, &mut out);
+        assert_eq!(&out[1000..1800], &atom[100..900]);
+    }
+
+    #[test]
+    fn crossfade_hides_the_loop_seam() {
+        // A sine that ends at an arbitrary phase: naive looping would jump at the seam.
+        let n = 1003;
+        let atom: Vec<f32> = (0..n).map(|i| (i as f32 * 0.0873).sin()).collect();
+        let max_step_in_atom = atom.windows(2).map(|w| (w[1] - w[0]).abs()).fold(0.0f32, f32::max);
+        let naive_jump = (atom[0] - atom[n - 1]).abs();
+        assert!(naive_jump > 5.0 * max_step_in_atom, "test atom must have a real seam");
+        let curves = Curves::new(MixOptions { fade: 0, crossfade: 200, ceiling: 0.98 }).unwrap();
+        let mut out = vec![0.0; 4 * n];
+        render_event(&atom, &curves, &mut out);
+        let max_step = out.windows(2).map(|w| (w[1] - w[0]).abs()).fold(0.0f32, f32::max);
+        assert!(max_step < 2.0 * max_step_in_atom, "max step {max_step} vs atom {max_step_in_atom}");
+        // Equal power: never louder than sqrt(2) times the atom.
+        assert!(out.iter().all(|x| x.abs() <= std::f32::consts::SQRT_2 + 1e-4));
+    }
+
+    #[test]
+    fn crossfade_shrinks_for_short_atoms() {
+        let atom = [0.5f32, -0.5, 0.25];
+        let curves = Curves::new(MixOptions { fade: 0, crossfade: 800, ceiling: 0.98 }).unwrap();
+        let mut out = vec![0.0; 50];
+        render_event(&atom, &curves, &mut out);
+        assert!(out.iter().all(|x| x.is_finite() && x.abs() <= 1.0));
+        assert_eq!(&out[..2], &atom[..2]);
+    }
+
+    #[test]
+    fn fades_are_raised_cosine_and_symmetric() {
+        let atom = vec![1.0f32; 100];
+        let curves = Curves::new(MixOptions { fade: 10, crossfade: 0, ceiling: 0.98 }).unwrap();
+        let mut out = vec![0.0; 100];
+        render_event(&atom, &curves, &mut out);
+        assert!(out[0] > 0.0 && out[0] < 0.05);
+        for i in 0..10 {
+            assert_eq!(out[i], out[99 - i]);
+            assert!(out[i] < out[i + 1] || i == 9);
+        }
+        assert!(out[10..90].iter().all(|&x| x == 1.0));
+        // A 6-sample event gets 3-sample fades, never overlapping ones.
+        let mut out = vec![0.0; 6];
+        render_event(&atom, &curves, &mut out);
+        assert_eq!(out[2], out[3]);
+        assert!(out[2] < 1.0);
+    }
+
+    #[test]
+    fn limiter_keeps_loud_overlaps_in_bounds_and_silence_at_zero() {
+        let atom: Vec<f32> = (0..4000).map(|i| if i % 2 == 0 { 1.0 } else { -0.9 }).collect();
+        let offsets = [0u64, 4000];
+        let bank = AtomBank::new(&atom, &offsets).unwrap();
+        let events: Vec<EventSpan> = (0..20).map(|k| ev(0, 1000 + k * 10, 6000, 12.0)).collect();
+        let r = render_clip(&bank, &events, 10_000, &MixOptions::default()).unwrap();
+        assert!(r.peak > 50.0, "peak {}", r.peak);
+        assert!((r.gain - 0.98 / r.peak).abs() < 1e-9);
+        let max = r.audio.iter().fold(0f32, |m, x| m.max(x.abs()));
+        assert!(r.audio.iter().all(|x| x.is_finite()));
+        assert!(max <= 0.98 + 1e-6 && max > 0.97, "max {max}");
+        assert!(r.audio[..1000].iter().all(|&x| x == 0.0));
+        assert!(r.audio[1000 + 190 + 6000..].iter().all(|&x| x == 0.0));
+        // Quiet clips are left alone.
+        let quiet = render_clip(&bank, &[ev(0, 0, 4000, -20.0)], 4000, &no_fades(0.98)).unwrap();
+        assert_eq!(quiet.gain, 1.0);
+        assert!((quiet.audio[0] - 0.1).abs() < 1e-6);
+    }
+
+    #[test]
+    fn events_outside_the_clip_are_errors_naming_clip_and_event() {
+        let audio = [0.5f32; 10];
+        let offsets = [0u64, 10];
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let opts = MixOptions::default();
+        for bad in [ev(0, 95, 10, 0.0), ev(0, -1, 5, 0.0), ev(0, 0, 0, 0.0), ev(0, i64::MAX, 2, 0.0)] {
+            let e = render_clip(&bank, &[ev(0, 0, 10, 0.0), bad], 100, &opts).unwrap_err().to_string();
+            assert!(e.contains("clip 0, event 1") && e.contains("outside"), "{e}");
+        }
+        let e = render_clip(&bank, &[ev(3, 0, 10, 0.0)], 100, &opts).unwrap_err().to_string();
+        assert!(e.contains("atom index 3 is out of range"), "{e}");
+        let e = render_clip(&bank, &[ev(0, 0, 10, f32::NAN)], 100, &opts).unwrap_err().to_string();
+        assert!(e.contains("gain_db"), "{e}");
+        assert!(render_clip(&bank, &[ev(0, 90, 10, 0.0)], 100, &opts).is_ok());
+    }
+
+    #[test]
+    fn bad_offsets_are_rejected() {
+        let audio = [0.0f32; 10];
+        assert!(AtomBank::new(&audio, &[]).is_err());
+        assert!(AtomBank::new(&audio, &[0, 11]).is_err());
+        assert!(AtomBank::new(&audio, &[1, 10]).is_err());
+        assert!(AtomBank::new(&audio, &[0, 6, 4, 10]).is_err());
+        let bank = AtomBank::new(&audio, &[0, 4, 4, 10]).unwrap();
+        assert_eq!(bank.len(), 3);
+        assert_eq!(bank.atom(2).unwrap().len(), 6);
+        let e = render_clip(&bank, &[ev(1, 0, 5, 0.0)], 10, &MixOptions::default()).unwrap_err();
+        assert!(matches!(e, MixError::EmptyAtom { atom: 1, .. }));
+    }
+
+    /// A small synthetic corpus: 3 atoms, 12 clips with overlapping, looped and trimmed events.
+    fn corpus() -> (Vec<f32>, Vec<u64>, Vec<u32>, Vec<u32>, Vec<i64>, Vec<i64>, Vec<f32>, Vec<i64>) {
+        let mut audio = Vec::new();
+        let mut offsets = vec![0u64];
+        for (k, n) in [700usize, 1500, 333].into_iter().enumerate() {
+            audio.extend((0..n).map(|i| ((i * (k + 3)) as f32 * 0.013).sin() * 0.8));
+            offsets.push(audio.len() as u64);
+        }
+        let (mut c, mut a, mut o, mut l, mut g) = (vec![], vec![], vec![], vec![], vec![]);
+        for clip in 0..12u32 {
+            for e in 0..(2 + clip % 4) {
+                c.push(clip);
+                a.push((clip + e) % 3);
+                o.push(i64::from(e) * 900);
+                l.push(400 + i64::from((clip * 7 + e * 311) % 2000));
+                g.push(-3.0 * e as f32 + 6.0);
+            }
+        }
+        (audio, offsets, c, a, o, l, g, vec![6000; 12])
+    }
+
+    #[test]
+    fn corpus_is_byte_identical_for_any_thread_count() {
+        let (audio, offsets, c, a, o, l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        for format in [AudioFormat::Wav16, AudioFormat::WavF32, AudioFormat::Flac16] {
+            let mut outputs = Vec::new();
+            for threads in [1usize, 2, 3] {
+                let d = tmpdir(&format!("{format}-{threads}"));
+                let paths = numbered_paths(&d, "clip", lens.len(), format);
+                let stats =
+                    render_corpus(&bank, &cols, &lens, &paths, 16000, format, &MixOptions::default(), threads).unwrap();
+                let bytes: Vec<Vec<u8>> = paths.iter().map(|p| fs::read(p).unwrap()).collect();
+                assert!(fs::read_dir(&d).unwrap().all(|e| !e.unwrap().path().to_string_lossy().ends_with(".tmp")));
+                fs::remove_dir_all(&d).unwrap();
+                outputs.push((stats, bytes));
+            }
+            assert_eq!(outputs[0], outputs[1], "{format}");
+            assert_eq!(outputs[0], outputs[2], "{format}");
+        }
+    }
+
+    #[test]
+    fn corpus_files_match_render_clip_and_read_back_with_hound() {
+        let (audio, offsets, c, a, o, l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let d = tmpdir("hound");
+        let paths = numbered_paths(&d, "clip", lens.len(), AudioFormat::Wav16);
+        let opts = MixOptions::default();
+        let stats = render_corpus(&bank, &cols, &lens, &paths, 16000, AudioFormat::Wav16, &opts, 2).unwrap();
+        let bounds = cols.clip_bounds(lens.len()).unwrap();
+        for clip in 0..lens.len() {
+            let events: Vec<EventSpan> = (bounds[clip]..bounds[clip + 1]).map(|r| cols.row(r)).collect();
+            let r = render_clip(&bank, &events, lens[clip], &opts).unwrap();
+            assert_eq!((r.peak, r.gain), (stats[clip].peak, stats[clip].gain));
+            let mut reader = hound::WavReader::open(&paths[clip]).unwrap();
+            assert_eq!(reader.spec().sample_rate, 16000);
+            assert_eq!(reader.len() as i64, lens[clip]);
+            let got: Vec<i16> = reader.samples::<i16>().map(|s| s.unwrap()).collect();
+            let want: Vec<i16> = r.audio.iter().map(|&x| wav::quantize_i16(x)).collect();
+            assert_eq!(got, want);
+            // Silence after the last event stays exactly zero in the file.
+            let end = events.iter().map(|e| e.onset + e.length).max().unwrap() as usize;
+            assert!(got[end..].iter().all(|&s| s == 0));
+        }
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn corpus_validates_everything_before_writing() {
+        let (audio, offsets, c, a, o, mut l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let last = l.len() - 1;
+        l[last] = 100_000;
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let d = tmpdir("invalid");
+        let paths = numbered_paths(&d, "clip", lens.len(), AudioFormat::Wav16);
+        let e = render_corpus(&bank, &cols, &lens, &paths, 16000, AudioFormat::Wav16, &MixOptions::default(), 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("clip 11") && e.contains(&format!("row {last}")), "{e}");
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 0, "no file may be written for an invalid plan");
+        let mut unsorted = c.clone();
+        unsorted.swap(0, last);
+        let cols = EventColumns { clip: &unsorted, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let e = render_corpus(&bank, &cols, &lens, &paths, 16000, AudioFormat::Wav16, &MixOptions::default(), 2);
+        assert!(matches!(e, Err(MixError::Unsorted { .. })));
+        fs::remove_dir_all(&d).unwrap();
+    }
+}

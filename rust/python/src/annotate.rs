@@ -1,5 +1,46 @@
+//! Binding of the relevance engine: numpy event columns + JSON logic in, CSR out.
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use reasonaudio_core::annotate::{relevance, Events};
+
+/// Relevant (query, clip) pairs as CSR: query q's clips are
+/// `clip_indices[indptr[q]:indptr[q+1]]`, ascending. Raises ValueError naming the query and
+/// constraint for malformed logic, or the event row for bad events.
+#[pyfunction]
+#[pyo3(signature = (ev_clip, ev_label, ev_onset, ev_offset, n_clips, rate, labels, logic_json, query_ids=None, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn annotate_csr<'py>(
+    py: Python<'py>,
+    ev_clip: PyReadonlyArray1<'py, u32>,
+    ev_label: PyReadonlyArray1<'py, u32>,
+    ev_onset: PyReadonlyArray1<'py, i64>,
+    ev_offset: PyReadonlyArray1<'py, i64>,
+    n_clips: usize,
+    rate: f64,
+    labels: Vec<String>,
+    logic_json: Vec<String>,
+    query_ids: Option<Vec<String>>,
+    threads: usize,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
+    let ids: Vec<String> = match query_ids {
+        Some(ids) => ids,
+        None => (0..logic_json.len()).map(|i| format!("#{i}")).collect(),
+    };
+    let events = Events {
+        clip: ev_clip.as_slice()?,
+        label: ev_label.as_slice()?,
+        onset: ev_onset.as_slice()?,
+        offset: ev_offset.as_slice()?,
+    };
+    let rel = py
+        .allow_threads(|| relevance(&events, n_clips, rate, &labels, &ids, &logic_json, threads))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((rel.indptr.into_pyarray_bound(py), rel.clip_indices.into_pyarray_bound(py)))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(annotate_csr, m)?)?;
     Ok(())
 }

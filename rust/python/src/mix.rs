@@ -1,5 +1,151 @@
-use pyo3::prelude::*;
+//! Bindings of `reasonaudio_core::mix`: `render_corpus` and `render_clip`.
+//!
+//! numpy columns are borrowed read-only (no copies); rendering and writing run with the GIL
+//! released. Every plan problem surfaces as a `ValueError` naming the column, clip or row.
+use std::path::PathBuf;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use numpy::{Element, IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use reasonaudio_core::mix::{self, AtomBank, EventColumns, EventSpan, MixOptions};
+use reasonaudio_core::wav::AudioFormat;
+
+/// Borrows `obj` as a contiguous 1-D numpy array of `T`, or explains what was expected.
+fn column<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str, dtype: &str) -> PyResult<PyReadonlyArray1<'py, T>> {
+    match obj.downcast::<PyArray1<T>>() {
+        Ok(a) => {
+            let ro = a.readonly();
+            if !ro.is_contiguous() {
+                return Err(PyValueError::new_err(format!("{name} must be a contiguous array (use np.ascontiguousarray)")));
+            }
+            Ok(ro)
+        }
+        Err(_) => {
+            let got = match (obj.getattr("dtype"), obj.getattr("ndim")) {
+                (Ok(dt), Ok(nd)) => format!("a {nd}-D array of {dt}"),
+                _ => format!("a {}", obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())),
+            };
+            Err(PyTypeError::new_err(format!("{name} must be a 1-D numpy array of {dtype}, got {got}")))
+        }
+    }
+}
+
+fn value_error(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn options(sample_rate: i64, fade_ms: f64, crossfade_ms: f64, ceiling: f32) -> PyResult<(u32, MixOptions)> {
+    let sr = u32::try_from(sample_rate)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or_else(|| PyValueError::new_err(format!("sample_rate must be a positive integer, got {sample_rate}")))?;
+    Ok((sr, MixOptions::from_ms(sr, fade_ms, crossfade_ms, ceiling).map_err(value_error)?))
+}
+
+/// Renders every clip of a plan and writes `paths[i]` for clip i.
+///
+/// Events are sorted by clip (then onset). Returns {"peak": float32[n_clips] (before
+/// limiting), "gain": float32[n_clips] (the limiter's linear factor)}.
+#[pyfunction]
+#[pyo3(signature = (atom_audio, atom_offsets, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, clip_lengths,
+    paths, sample_rate, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0))]
+#[allow(clippy::too_many_arguments)]
+fn render_corpus<'py>(
+    py: Python<'py>,
+    atom_audio: &Bound<'py, PyAny>,
+    atom_offsets: &Bound<'py, PyAny>,
+    ev_clip: &Bound<'py, PyAny>,
+    ev_atom: &Bound<'py, PyAny>,
+    ev_onset: &Bound<'py, PyAny>,
+    ev_length: &Bound<'py, PyAny>,
+    ev_gain_db: &Bound<'py, PyAny>,
+    clip_lengths: &Bound<'py, PyAny>,
+    paths: Vec<PathBuf>,
+    sample_rate: i64,
+    format: &str,
+    fade_ms: f64,
+    crossfade_ms: f64,
+    ceiling: f32,
+    threads: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
+    let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
+    let clip = column::<u32>(ev_clip, "ev_clip", "uint32")?;
+    let atom = column::<u32>(ev_atom, "ev_atom", "uint32")?;
+    let onset = column::<i64>(ev_onset, "ev_onset", "int64")?;
+    let length = column::<i64>(ev_length, "ev_length", "int64")?;
+    let gain_db = column::<f32>(ev_gain_db, "ev_gain_db", "float32")?;
+    let lens = column::<i64>(clip_lengths, "clip_lengths", "int64")?;
+    let format: AudioFormat = format.parse().map_err(value_error)?;
+    let (sr, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
+
+    let bank = AtomBank::new(audio.as_slice()?, offsets.as_slice()?).map_err(value_error)?;
+    let cols = EventColumns {
+        clip: clip.as_slice()?,
+        atom: atom.as_slice()?,
+        onset: onset.as_slice()?,
+        length: length.as_slice()?,
+        gain_db: gain_db.as_slice()?,
+    };
+    let lens = lens.as_slice()?;
+    let stats = py
+        .allow_threads(|| mix::render_corpus(&bank, &cols, lens, &paths, sr, format, &opts, threads))
+        .map_err(|e| match e {
+            mix::MixError::Write { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+            other => value_error(other),
+        })?;
+    let out = PyDict::new_bound(py);
+    out.set_item("peak", stats.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
+    out.set_item("gain", stats.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
+    Ok(out)
+}
+
+/// Renders one clip and returns its limited float32 audio (clip_length samples).
+#[pyfunction]
+#[pyo3(signature = (atom_audio, atom_offsets, ev_atom, ev_onset, ev_length, ev_gain_db, clip_length,
+    sample_rate, fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98))]
+#[allow(clippy::too_many_arguments)]
+fn render_clip<'py>(
+    py: Python<'py>,
+    atom_audio: &Bound<'py, PyAny>,
+    atom_offsets: &Bound<'py, PyAny>,
+    ev_atom: &Bound<'py, PyAny>,
+    ev_onset: &Bound<'py, PyAny>,
+    ev_length: &Bound<'py, PyAny>,
+    ev_gain_db: &Bound<'py, PyAny>,
+    clip_length: i64,
+    sample_rate: i64,
+    fade_ms: f64,
+    crossfade_ms: f64,
+    ceiling: f32,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
+    let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
+    let atom = column::<u32>(ev_atom, "ev_atom", "uint32")?;
+    let onset = column::<i64>(ev_onset, "ev_onset", "int64")?;
+    let length = column::<i64>(ev_length, "ev_length", "int64")?;
+    let gain_db = column::<f32>(ev_gain_db, "ev_gain_db", "float32")?;
+    let (_, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
+    let bank = AtomBank::new(audio.as_slice()?, offsets.as_slice()?).map_err(value_error)?;
+    let (atom, onset, length, gain_db) = (atom.as_slice()?, onset.as_slice()?, length.as_slice()?, gain_db.as_slice()?);
+    let n = atom.len();
+    if onset.len() != n || length.len() != n || gain_db.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "event columns have different lengths: ev_atom {n}, ev_onset {}, ev_length {}, ev_gain_db {}",
+            onset.len(),
+            length.len(),
+            gain_db.len()
+        )));
+    }
+    let events: Vec<EventSpan> =
+        (0..n).map(|i| EventSpan { atom: atom[i], onset: onset[i], length: length[i], gain_db: gain_db[i] }).collect();
+    let rendered = py.allow_threads(|| mix::render_clip(&bank, &events, clip_length, &opts)).map_err(value_error)?;
+    Ok(rendered.audio.into_pyarray_bound(py))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(render_corpus, m)?)?;
+    m.add_function(wrap_pyfunction!(render_clip, m)?)?;
     Ok(())
 }

@@ -1,0 +1,478 @@
+"""Relevance through the Rust core: events x query logic -> relevant (query, clip) pairs.
+
+Semantics are the contract's (spec §2); the work is done by `reasonaudio._core.annotate_csr`.
+Events cross the boundary as integer ticks: sample positions with the sample rate, or seconds
+quantised to whole microseconds (rate 1e6) when only seconds are known.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+import polars as pl
+
+from reasonaudio import _core
+from reasonaudio.errors import UserError
+
+__all__ = [
+    "EventArrays",
+    "RelevanceCSR",
+    "annotate",
+    "positive_labels",
+    "prepare_events",
+    "read_events",
+    "read_queries",
+    "relevance_csr",
+    "write_qrels",
+]
+
+MICROSECOND_RATE = 1_000_000.0
+
+LogicLike = Union[str, Mapping[str, Any]]
+
+# Strong-label tables: (clip, onset seconds, offset seconds, label) column names per source.
+_STRONG_LAYOUTS: tuple[tuple[str, str, str, str], ...] = (
+    ("filename", "onset", "offset", "event_label"),  # DESED / DCASE task 4
+    ("segment_id", "start_time_seconds", "end_time_seconds", "label"),  # AudioSet-Strong
+    ("clip_id", "onset_s", "offset_s", "label"),  # this project's own seconds columns
+)
+
+
+@dataclass(frozen=True)
+class EventArrays:
+    """Events encoded for the core: clip and label indices, integer ticks, ticks per second."""
+
+    clip: np.ndarray  # uint32, index into clip_ids
+    label: np.ndarray  # uint32, index into labels
+    onset: np.ndarray  # int64 ticks
+    offset: np.ndarray  # int64 ticks (exclusive)
+    rate: float
+    clip_ids: list[str]
+    labels: list[str]
+
+
+@dataclass(frozen=True)
+class RelevanceCSR:
+    """Query i's relevant clips are `clip_ids[j]` for j in `clip_indices[indptr[i]:indptr[i+1]]`."""
+
+    indptr: np.ndarray  # uint64, len(query_ids) + 1
+    clip_indices: np.ndarray  # uint32, ascending within each query
+    query_ids: list[str]
+    clip_ids: list[str]
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.clip_indices.shape[0])
+
+    def counts(self) -> np.ndarray:
+        """Number of relevant clips per query."""
+        return np.diff(self.indptr).astype(np.int64)
+
+    def clips_of(self, query: int) -> np.ndarray:
+        return self.clip_indices[int(self.indptr[query]) : int(self.indptr[query + 1])]
+
+    def to_frame(self) -> pl.DataFrame:
+        """qrels rows (contract §4): query_id, clip_id, relevance = 1, relevant pairs only."""
+        query_index = np.repeat(np.arange(len(self.query_ids), dtype=np.uint32), self.counts())
+        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
+        clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
+        return pl.DataFrame(
+            {
+                "query_id": queries.gather(query_index),
+                "clip_id": clips.gather(self.clip_indices),
+                "relevance": pl.Series("relevance", np.ones(self.n_pairs, dtype=np.int32)),
+            }
+        )
+
+
+def positive_labels(logic: LogicLike) -> list[str]:
+    """Distinct labels a query mentions positively (`has`, `before`, `overlap`, `duration`), in
+    order of first mention: a hard negative must contain all of them (spec §3.2)."""
+    obj = _logic_object(logic)
+    constraints = obj.get("all")
+    if not isinstance(constraints, list):
+        raise UserError(f'logic must be {{"all": [...]}}, got {json.dumps(obj)[:120]}')
+    out: list[str] = []
+    for index, constraint in enumerate(constraints):
+        if not isinstance(constraint, Mapping) or len(constraint) != 1:
+            raise UserError(f"constraint {index} {json.dumps(constraint)[:120]}: expected an object with one key")
+        ((kind, arg),) = constraint.items()
+        if kind == "has":
+            found = [arg]
+        elif kind in ("before", "overlap"):
+            found = list(arg) if isinstance(arg, list) and len(arg) == 2 else None
+        elif kind == "duration":
+            found = [arg.get("label")] if isinstance(arg, Mapping) else None
+        else:
+            found = []
+        if found is None or not all(isinstance(label, str) for label in found):
+            raise UserError(f"constraint {index} {json.dumps(constraint)[:120]}: malformed {kind!r}")
+        out.extend(label for label in found if label not in out)
+    return out
+
+
+def _logic_object(logic: LogicLike) -> Mapping[str, Any]:
+    if isinstance(logic, str):
+        try:
+            obj = json.loads(logic)
+        except json.JSONDecodeError as err:
+            raise UserError(f"logic is not valid JSON ({err}): {logic[:120]}") from None
+    else:
+        obj = logic
+    if not isinstance(obj, Mapping):
+        raise UserError(f'logic must be an object {{"all": [...]}}, got {obj!r:.120}')
+    return obj
+
+
+def _logic_json(logic: LogicLike) -> str:
+    if isinstance(logic, str):
+        return logic
+    return json.dumps(logic, allow_nan=True)
+
+
+def _require_columns(frame: pl.DataFrame, columns: Iterable[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise UserError(f"{what}: missing column(s) {', '.join(missing)}; found {', '.join(frame.columns)}")
+
+
+def _first_null_row(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[int, str] | None:
+    for column in columns:
+        nulls = frame[column].is_null()
+        if nulls.any():
+            return int(nulls.arg_true()[0]), column
+    return None
+
+
+def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> float:
+    if sample_rate is not None:
+        rate = float(sample_rate)
+        if not (math.isfinite(rate) and rate > 0):
+            raise UserError(f"sample_rate must be a positive number, got {sample_rate!r}")
+        return rate
+    if "sample_rate" in events.columns:
+        rates = events["sample_rate"].drop_nulls().unique()
+        if len(rates) != 1:
+            raise UserError(f"events: the sample_rate column must hold one value, found {rates.to_list()[:5]}")
+        return _rate_from_frame(events, rates[0])
+    if {"onset_s", "offset_s"} <= set(events.columns):
+        # Recover the exact integer rate from rows that have both samples and seconds.
+        samples = events["offset_sample"].cast(pl.Float64).to_numpy()
+        seconds = events["offset_s"].cast(pl.Float64).to_numpy()
+        usable = seconds > 0
+        if usable.any():
+            rate = float(np.round(np.median(samples[usable] / seconds[usable])))
+            if rate > 0 and np.allclose(samples / rate, seconds, rtol=0, atol=1e-6):
+                return rate
+        raise UserError(
+            "events: cannot infer the sample rate from onset_sample/offset_s (inconsistent); pass sample_rate"
+        )
+    raise UserError("events: onset_sample/offset_sample need a sample rate: pass sample_rate (or --sample-rate)")
+
+
+def _index_of(values: pl.Series, categories: list[str], what: str) -> np.ndarray:
+    if len(set(categories)) != len(categories):
+        seen: set[str] = set()
+        dup = next(c for c in categories if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+        raise UserError(f"{what}: id {dup!r} is listed twice")
+    encoded = values.cast(pl.Enum(categories), strict=False)
+    unknown = encoded.is_null()
+    if unknown.any():
+        row = int(unknown.arg_true()[0])
+        raise UserError(f"events row {row}: {what} {values[row]!r} is not in the given clip list")
+    return encoded.to_physical().cast(pl.UInt32).to_numpy()
+
+
+def prepare_events(
+    events: pl.DataFrame,
+    sample_rate: int | float | None = None,
+    clip_ids: Sequence[str] | None = None,
+) -> EventArrays:
+    """Encodes an events frame for the core (do it once when calling `relevance_csr` repeatedly).
+
+    `events` has `clip_id`, `label` and either `onset_sample`/`offset_sample` (the rate comes from
+    `sample_rate`, a `sample_rate` column, or is recovered exactly from `onset_s`/`offset_s`) or
+    only `onset_s`/`offset_s` (quantised to microseconds). `clip_ids` is the whole corpus, so that
+    clips without events still count for queries made only of `not`; by default the clips are
+    those in `events`, in order of first appearance.
+    """
+    _require_columns(events, ["clip_id", "label"], "events")
+    if {"onset_sample", "offset_sample"} <= set(events.columns):
+        time_columns = ["onset_sample", "offset_sample"]
+    elif {"onset_s", "offset_s"} <= set(events.columns):
+        time_columns = ["onset_s", "offset_s"]
+    else:
+        raise UserError(
+            "events: need onset_sample/offset_sample or onset_s/offset_s columns; "
+            f"found {', '.join(events.columns)}"
+        )
+    null = _first_null_row(events, ["clip_id", "label", *time_columns])
+    if null is not None:
+        raise UserError(f"events row {null[0]}: {null[1]} is missing")
+
+    clip_col = events["clip_id"].cast(pl.String)
+    label_col = events["label"].cast(pl.String)
+    if time_columns[0] == "onset_sample":
+        rate = _rate_from_frame(events, sample_rate)
+        try:
+            onset = events["onset_sample"].cast(pl.Int64).to_numpy()
+            offset = events["offset_sample"].cast(pl.Int64).to_numpy()
+        except pl.exceptions.InvalidOperationError as err:
+            raise UserError(f"events: onset_sample/offset_sample must be integers ({err})") from None
+    else:
+        rate = MICROSECOND_RATE
+        onset_s = events["onset_s"].cast(pl.Float64).to_numpy()
+        offset_s = events["offset_s"].cast(pl.Float64).to_numpy()
+        bad = ~(np.isfinite(onset_s) & np.isfinite(offset_s))
+        if bad.any():
+            raise UserError(f"events row {int(np.argmax(bad))}: onset_s/offset_s must be finite numbers")
+        onset = np.rint(onset_s * MICROSECOND_RATE).astype(np.int64)
+        offset = np.rint(offset_s * MICROSECOND_RATE).astype(np.int64)
+
+    backwards = offset < onset
+    if backwards.any():
+        row = int(np.argmax(backwards))
+        raise UserError(f"events row {row}: offset ({offset[row]}) is before onset ({onset[row]})")
+
+    if clip_ids is None:
+        clips = clip_col.unique(maintain_order=True).to_list()
+    else:
+        clips = [str(c) for c in clip_ids]
+    labels = label_col.unique(maintain_order=True).to_list()
+    return EventArrays(
+        clip=_index_of(clip_col, clips, "clip_id"),
+        label=label_col.cast(pl.Enum(labels)).to_physical().cast(pl.UInt32).to_numpy(),
+        onset=np.ascontiguousarray(onset, dtype=np.int64),
+        offset=np.ascontiguousarray(offset, dtype=np.int64),
+        rate=rate,
+        clip_ids=clips,
+        labels=labels,
+    )
+
+
+def _query_columns(
+    queries: pl.DataFrame | Sequence[LogicLike], query_ids: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
+    if isinstance(queries, pl.DataFrame):
+        _require_columns(queries, ["query_id", "logic"], "queries")
+        null = _first_null_row(queries, ["query_id", "logic"])
+        if null is not None:
+            raise UserError(f"queries row {null[0]}: {null[1]} is missing")
+        ids = queries["query_id"].cast(pl.String).to_list()
+        if queries["logic"].dtype == pl.String:
+            logic = queries["logic"].to_list()
+        else:
+            logic = [_logic_json(v) for v in queries["logic"].to_list()]
+    else:
+        logic = [_logic_json(v) for v in queries]
+        ids = [str(q) for q in query_ids] if query_ids is not None else [f"#{i}" for i in range(len(logic))]
+    if len(ids) != len(logic):
+        raise UserError(f"{len(ids)} query ids for {len(logic)} queries")
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        dup = next(q for q in ids if q in seen or seen.add(q))  # type: ignore[func-returns-value]
+        raise UserError(f"queries: query_id {dup!r} appears more than once")
+    return ids, logic
+
+
+def relevance_csr(
+    events: pl.DataFrame | EventArrays,
+    queries: pl.DataFrame | Sequence[LogicLike],
+    sample_rate: int | float | None = None,
+    clip_ids: Sequence[str] | None = None,
+    query_ids: Sequence[str] | None = None,
+    threads: int = 0,
+) -> RelevanceCSR:
+    """Relevant pairs as CSR arrays, plus the query and clip id lists they index.
+
+    `queries` is a frame with `query_id` + `logic`, or a sequence of logic (JSON strings or
+    dicts, e.g. derived logic such as "has every positive label") named by `query_ids`.
+    `threads=0` uses all cores; the result does not depend on it.
+    """
+    encoded = events if isinstance(events, EventArrays) else prepare_events(events, sample_rate, clip_ids)
+    ids, logic = _query_columns(queries, query_ids)
+    try:
+        indptr, clip_indices = _core.annotate_csr(
+            encoded.clip,
+            encoded.label,
+            encoded.onset,
+            encoded.offset,
+            len(encoded.clip_ids),
+            encoded.rate,
+            encoded.labels,
+            logic,
+            ids,
+            threads,
+        )
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    return RelevanceCSR(indptr=indptr, clip_indices=clip_indices, query_ids=ids, clip_ids=encoded.clip_ids)
+
+
+def annotate(
+    events: pl.DataFrame,
+    queries: pl.DataFrame,
+    sample_rate: int | None = None,
+    threads: int = 0,
+    clip_ids: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """qrels (contract §4): query_id, clip_id, relevance = 1 for every relevant pair, by query
+    order then clip order."""
+    return relevance_csr(events, queries, sample_rate=sample_rate, clip_ids=clip_ids, threads=threads).to_frame()
+
+
+# ---------------------------------------------------------------------------------------------
+# Readers and writers
+
+
+def read_events(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """Reads events: the contract's events.parquet (a benchmark directory works too; its
+    manifest's sample_rate is added as a column), or a strong-label table (.tsv/.txt tab
+    separated, .csv comma separated, header row) in DESED layout (filename, onset, offset,
+    event_label) or AudioSet-Strong layout (segment_id, start_time_seconds, end_time_seconds,
+    label), times in seconds. Strong-label tables come back as clip_id, label, onset_s, offset_s.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "events.parquet"
+    if not path.exists():
+        raise UserError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        try:
+            frame = pl.read_parquet(path)
+        except Exception as err:  # polars raises several types for a corrupt file
+            raise UserError(f"{path}: cannot read parquet ({err})") from None
+        manifest = path.parent / "manifest.json"
+        if "sample_rate" not in frame.columns and manifest.exists():
+            try:
+                rate = json.loads(manifest.read_text()).get("sample_rate")
+            except (OSError, json.JSONDecodeError) as err:
+                raise UserError(f"{manifest}: cannot read ({err})") from None
+            if rate is not None:
+                frame = frame.with_columns(pl.lit(rate).alias("sample_rate"))
+        return frame
+    if path.suffix in (".tsv", ".txt", ".csv"):
+        return _read_strong_labels(path, "," if path.suffix == ".csv" else "\t")
+    raise UserError(f"{path}: expected events as .parquet or a strong-label .tsv/.csv")
+
+
+def _read_strong_labels(path: Path, separator: str) -> pl.DataFrame:
+    try:
+        raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char=None)
+    except Exception as err:
+        raise UserError(f"{path}: cannot read as a {'tab' if separator == chr(9) else 'comma'}-separated table ({err})") from None
+    columns = [c.strip() for c in raw.columns]
+    raw.columns = columns
+    layout = next((lay for lay in _STRONG_LAYOUTS if set(lay) <= set(columns)), None)
+    if layout is None:
+        expected = " or ".join("(" + ", ".join(lay) + ")" for lay in _STRONG_LAYOUTS)
+        raise UserError(f"{path}: expected header columns {expected}; found ({', '.join(columns)})")
+    clip_c, onset_c, offset_c, label_c = layout
+    # Line numbers: header is line 1; polars keeps blank lines as all-null rows, so row i is line i + 2.
+    frame = raw.select(clip_c, onset_c, offset_c, label_c).with_row_index("line", offset=2)
+    blank = pl.all_horizontal(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "") for c in layout)
+    frame = frame.filter(~blank)
+    for column in layout:
+        empty = frame.filter(pl.col(column).is_null() | (pl.col(column).str.strip_chars() == ""))
+        if empty.height:
+            raise UserError(f"{path}, line {empty['line'][0]}: {column} is empty")
+    times = frame.with_columns(
+        pl.col(onset_c).str.strip_chars().cast(pl.Float64, strict=False).alias("onset_s"),
+        pl.col(offset_c).str.strip_chars().cast(pl.Float64, strict=False).alias("offset_s"),
+    )
+    for source, parsed in ((onset_c, "onset_s"), (offset_c, "offset_s")):
+        bad = times.filter(pl.col(parsed).is_null() | pl.col(parsed).is_nan() | pl.col(parsed).is_infinite())
+        if bad.height:
+            raise UserError(
+                f"{path}, line {bad['line'][0]}: {source} must be a number of seconds, got {bad[source][0]!r}"
+            )
+    backwards = times.filter(pl.col("offset_s") < pl.col("onset_s"))
+    if backwards.height:
+        row = backwards.row(0, named=True)
+        raise UserError(
+            f"{path}, line {row['line']}: {offset_c} ({row[offset_c]}) is before {onset_c} ({row[onset_c]})"
+        )
+    return times.select(
+        pl.col(clip_c).str.strip_chars().alias("clip_id"),
+        pl.col(label_c).str.strip_chars().alias("label"),
+        "onset_s",
+        "offset_s",
+    )
+
+
+def read_queries(path: str | os.PathLike[str]) -> pl.DataFrame:
+    """Reads queries with `query_id` + `logic` (a JSON string; in .jsonl an object is also
+    accepted) from .parquet, .jsonl or .csv. A benchmark directory reads its queries.parquet."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "queries.parquet"
+    if not path.exists():
+        raise UserError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        try:
+            frame = pl.read_parquet(path)
+        except Exception as err:
+            raise UserError(f"{path}: cannot read parquet ({err})") from None
+    elif path.suffix in (".jsonl", ".ndjson"):
+        rows: list[dict[str, Any]] = []
+        with path.open(encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise UserError(f"{path}, line {line_no}: not valid JSON ({err})") from None
+                if not isinstance(row, dict) or "query_id" not in row or "logic" not in row:
+                    raise UserError(f"{path}, line {line_no}: expected an object with query_id and logic")
+                rows.append(
+                    {
+                        "query_id": str(row["query_id"]),
+                        "logic": row["logic"] if isinstance(row["logic"], str) else json.dumps(row["logic"]),
+                        **{k: v for k, v in row.items() if k in ("task", "text")},
+                    }
+                )
+        frame = pl.DataFrame(rows, schema_overrides={"query_id": pl.String, "logic": pl.String}, infer_schema_length=None)
+        if frame.is_empty():
+            frame = pl.DataFrame(schema={"query_id": pl.String, "logic": pl.String})
+    elif path.suffix == ".csv":
+        try:
+            frame = pl.read_csv(path, infer_schema=False)
+        except Exception as err:
+            raise UserError(f"{path}: cannot read csv ({err})") from None
+    else:
+        raise UserError(f"{path}: expected queries as .parquet, .jsonl or .csv")
+    _require_columns(frame, ["query_id", "logic"], str(path))
+    return frame
+
+
+def write_qrels(qrels: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Writes qrels atomically: .parquet (query_id, clip_id, relevance), or .tsv in BEIR's
+    layout (`query-id<TAB>corpus-id<TAB>score` with a header row)."""
+    path = Path(path)
+    if path.suffix not in (".parquet", ".tsv"):
+        raise UserError(f"{path}: output must end in .parquet or .tsv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            qrels.select("query_id", "clip_id", "relevance").write_parquet(tmp_name)
+        else:
+            qrels.select(
+                pl.col("query_id").alias("query-id"),
+                pl.col("clip_id").alias("corpus-id"),
+                pl.col("relevance").alias("score"),
+            ).write_csv(tmp_name, separator="\t", quote_style="never")
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return path

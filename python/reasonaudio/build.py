@@ -1,0 +1,552 @@
+"""Build a complete benchmark directory (contract §4): plans → queries → relevance → hard negatives →
+two-option pairs → audio → tables, written into a temporary sibling and renamed into place.
+
+Data flows one way: atoms → clip plans (Rust planner) → queries drawn from real clips → relevance
+(Rust engine) → hard negatives found or planned on purpose → audio rendered from the final plans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from reasonaudio import _core
+from reasonaudio.dataset import FORMAT_VERSION, TASKS
+from reasonaudio.errors import UserError
+from reasonaudio.annotate import positive_labels
+from reasonaudio.queries import ClipView, QueryGenerator, QuerySpec
+
+AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
+PATTERNS = ("sequential", "overlap")
+
+
+@dataclass
+class BuildConfig:
+    """Every parameter of a build; recorded in the manifest."""
+
+    clips: int = 10_000
+    overlap_fraction: float = 0.4
+    queries_per_task: int = 200
+    atoms: str = "procedural"
+    sample_rate: int = 16_000
+    seed: int = 0
+    max_clip_s: float = 30.0
+    audio_format: str = "wav16"
+    threads: int = 0
+    plan: dict = field(default_factory=dict)  # overrides of the Rust planner's parameters
+
+    def check(self) -> None:
+        if self.clips < 1:
+            raise UserError(f"--clips must be at least 1, got {self.clips}")
+        if not 0.0 <= self.overlap_fraction <= 1.0:
+            raise UserError(f"--overlap-fraction must be within [0, 1], got {self.overlap_fraction}")
+        if self.queries_per_task < 0:
+            raise UserError(f"--queries-per-task must be >= 0, got {self.queries_per_task}")
+        if self.audio_format not in AUDIO_FORMATS:
+            raise UserError(f"--format must be one of {', '.join(AUDIO_FORMATS)}, got {self.audio_format!r}")
+        if self.sample_rate < 8000 or self.sample_rate > 192_000:
+            raise UserError(f"--sample-rate must be within 8000..192000 Hz, got {self.sample_rate}")
+        if self.threads < 0:
+            raise UserError(f"--threads must be >= 0, got {self.threads}")
+
+
+# --- corpus plans ---------------------------------------------------------------------------------
+
+
+class Corpus:
+    """Columnar clip plans with a few clips replaced on purpose (planned hard negatives)."""
+
+    def __init__(self, cols: dict[str, np.ndarray]):
+        self.cols = cols
+        self.replaced: dict[int, dict[str, np.ndarray]] = {}
+
+    @property
+    def n_clips(self) -> int:
+        return len(self.cols["clip_length"])
+
+    def pattern(self, i: int) -> str:
+        plan = self.replaced.get(i)
+        flag = plan["clip_overlap"][0] if plan is not None else self.cols["clip_overlap"][i]
+        return PATTERNS[int(flag)]
+
+    def replace(self, i: int, plan: dict[str, np.ndarray]) -> None:
+        if PATTERNS[int(plan["clip_overlap"][0])] != self.pattern(i):
+            raise AssertionError("a replacement must keep the clip's pattern")
+        self.replaced[i] = plan
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The final plan table: per-event columns sorted by clip, per-clip columns."""
+        if not self.replaced:
+            return self.cols
+        ptr = self.cols["clip_event_ptr"]
+        pieces: dict[str, list[np.ndarray]] = {k: [] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db", "ev_mode", "ev_clip")}
+        start = 0
+        for i in sorted(self.replaced):
+            lo, hi = int(ptr[i]), int(ptr[i + 1])
+            plan = self.replaced[i]
+            for k in pieces:
+                pieces[k].append(self.cols[k][ptr[start] : lo])
+                pieces[k].append(np.full_like(plan[k], i) if k == "ev_clip" else plan[k])
+            start = i + 1
+            del hi
+        for k in pieces:
+            pieces[k].append(self.cols[k][ptr[start] :])
+        out = {k: np.concatenate(v) for k, v in pieces.items()}
+        counts = np.bincount(out["ev_clip"], minlength=self.n_clips)
+        out["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+        out["clip_length"] = self.cols["clip_length"].copy()
+        out["clip_overlap"] = self.cols["clip_overlap"].copy()
+        for i, plan in self.replaced.items():
+            out["clip_length"][i] = plan["clip_length"][0]
+        return out
+
+    def views(self) -> list[ClipView]:
+        cols = self.columns()
+        ptr = cols["clip_event_ptr"].astype(np.int64)
+        atoms = cols["ev_atom"].tolist()
+        on = cols["ev_onset"].tolist()
+        off = (cols["ev_onset"] + cols["ev_length"]).tolist()
+        pat = cols["clip_overlap"].tolist()
+        return [
+            ClipView(atoms[ptr[i] : ptr[i + 1]], on[ptr[i] : ptr[i + 1]], off[ptr[i] : ptr[i + 1]], PATTERNS[pat[i]])
+            for i in range(len(pat))
+        ]
+
+
+def relevance(cols: dict[str, np.ndarray], labels: list[str], logics: list[dict], rate: int, threads: int) -> list[np.ndarray]:
+    """Relevant clip indices per logic, through the Rust engine."""
+    indptr, clips = _core.annotate_csr(
+        cols["ev_clip"].astype(np.uint32),
+        cols["ev_atom"].astype(np.uint32),
+        cols["ev_onset"].astype(np.int64),
+        (cols["ev_onset"] + cols["ev_length"]).astype(np.int64),
+        len(cols["clip_length"]),
+        float(rate),
+        labels,
+        [json.dumps(lg) for lg in logics],
+        None,
+        threads,
+    )
+    return [clips[indptr[q] : indptr[q + 1]] for q in range(len(logics))]
+
+
+def _containment_logic(logic: dict) -> dict:
+    return {"all": [{"has": lab} for lab in positive_labels(logic)]}
+
+
+# --- hard negatives planned on purpose -------------------------------------------------------------
+
+
+def _hard_negative_request(spec: QuerySpec, label_index: dict[str, int], bin_of_threshold) -> list[dict]:
+    """Ways to plan a clip that holds every positive label of the query and breaks its logic."""
+    lid = label_index
+    cons = spec.logic["all"]
+    nots = [lid[c["not"]] for c in cons if "not" in c]
+    befores = [c["before"] for c in cons if "before" in c]
+    overlaps = [c["overlap"] for c in cons if "overlap" in c]
+    durs = [c["duration"] for c in cons if "duration" in c]
+    pos = [lid[x] for x in positive_labels(spec.logic)]
+    requests: list[dict] = []
+    if nots:
+        # contain a negated sound: breaks `not` whatever else happens
+        requests.append({"pattern": "sequential", "required": pos + [nots[0]], "ordered": False})
+    if befores:
+        a, b = befores[0]
+        rest = [x for x in pos if x not in (lid[a], lid[b])]
+        requests.append({"pattern": "sequential", "required": [lid[b], lid[a]] + rest, "ordered": True})
+    if overlaps:
+        requests.append({"pattern": "sequential", "required": pos, "ordered": False})
+    for d in durs:
+        bins = bin_of_threshold(d)
+        if bins is not None:
+            req_bins = [bins if x == lid[d["label"]] else None for x in pos]
+            requests.append({"pattern": "sequential", "required": pos, "ordered": False, "required_bins": req_bins})
+    return requests
+
+
+def _plan_hard_negative(
+    spec: QuerySpec,
+    query_index: int,
+    config: BuildConfig,
+    params_json: str,
+    natives: np.ndarray,
+    labels: list[str],
+    bin_of_threshold,
+) -> dict[str, np.ndarray]:
+    label_index = {lab: i for i, lab in enumerate(labels)}
+    requests = _hard_negative_request(spec, label_index, bin_of_threshold)
+    containment = _containment_logic(spec.logic)
+    for attempt in range(64):
+        req = requests[attempt % len(requests)]
+        key = (1 << 48) + query_index * 1024 + attempt
+        plan = _core.plan_clip(
+            natives,
+            config.seed,
+            key,
+            req["pattern"],
+            params_json,
+            required=req["required"],
+            ordered=req["ordered"],
+            required_bins=req.get("required_bins", []),
+        )
+        rel, contains = relevance(plan, labels, [spec.logic, containment], config.sample_rate, 1)
+        if len(contains) == 1 and len(rel) == 0:
+            return plan
+    raise UserError(f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)})")
+
+
+# --- the build ------------------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _load_atoms(config: BuildConfig):
+    from reasonaudio.atoms import AtomLibrary
+
+    if config.atoms == "procedural":
+        return AtomLibrary.procedural(sample_rate=config.sample_rate)
+    return AtomLibrary.load(config.atoms, sample_rate=config.sample_rate)
+
+
+def _prepare_out(out: Path, force: bool) -> Path:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: exists and is not a directory")
+    if out.exists() and any(out.iterdir()) and not force:
+        raise UserError(f"{out}: directory is not empty (pass --force to replace it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+
+
+def _commit(tmp: Path, out: Path) -> None:
+    if out.exists():
+        trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        out.rename(trash / "old")
+        tmp.rename(out)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        tmp.rename(out)
+
+
+def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = False, progress: bool = True) -> Path:
+    """Build a whole benchmark into `out`; returns its path. Deterministic in `config`."""
+    from tqdm.auto import tqdm
+
+    config = config or BuildConfig()
+    config.check()
+    out = Path(out)
+    t0 = time.perf_counter()
+    library = _load_atoms(config)
+    labels = list(library.labels)
+    audio, offsets = library.flat()
+    natives = np.diff(offsets.astype(np.int64))
+    plan_params = {**json.loads(_core.plan_params_default()), **config.plan, "sample_rate": config.sample_rate, "max_clip_s": config.max_clip_s}
+    try:
+        params_json, thresholds = _core.plan_params_check(json.dumps(plan_params), len(labels))
+        cols = _core.plan_corpus(natives, config.clips, config.overlap_fraction, config.seed, params_json, config.threads)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    params = json.loads(params_json)
+    bins = params["duration_bins"]
+
+    def bin_of_threshold(dur: dict):
+        """A duration bin on the wrong side of a duration bound."""
+        lo, hi = dur.get("min_s"), dur.get("max_s")
+        for i, (b_lo, b_hi) in enumerate(bins):
+            if lo is not None and b_hi < lo:
+                return i
+            if hi is not None and b_lo > hi:
+                return i
+        return None
+
+    corpus = Corpus(cols)
+    n = corpus.n_clips
+    width = max(6, len(str(n - 1)))
+    clip_ids = [f"clip_{i:0{width}d}" for i in range(n)]
+
+    # queries from real clips
+    specs: list[QuerySpec] = []
+    if config.queries_per_task:
+        generator = QueryGenerator(corpus.views(), labels, list(library.phrases), config.sample_rate, list(thresholds), config.seed)
+        for task in TASKS:
+            for j in range(config.queries_per_task):
+                specs.append(generator.generate(task, j))
+    query_ids = [f"{s.task}_{j % max(config.queries_per_task, 1):04d}" for j, s in enumerate(specs)]
+
+    # relevance, hard negatives, two-option pairs
+    rng = np.random.default_rng([config.seed, 0x4D43])
+    logics = [s.logic for s in specs]
+    containments = [_containment_logic(lg) for lg in logics]
+    planned = 0
+    positives: list[int] = []
+    negatives: list[int] = []
+    if specs:
+        final = corpus.columns()
+        rel = relevance(final, labels, logics, config.sample_rate, config.threads)
+        con = relevance(final, labels, containments, config.sample_rate, config.threads)
+        protected = {s.anchor for s in specs}
+        pos_pick: list[int] = []
+        neg_pick: list[int | None] = []
+        for q, spec in enumerate(specs):
+            if spec.anchor not in set(rel[q].tolist()):
+                raise AssertionError(f"query {query_ids[q]}: its anchor clip does not satisfy it")
+            pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
+            hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
+            neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
+        protected.update(pos_pick)
+        protected.update(x for x in neg_pick if x is not None)
+        free = {p: [i for i in range(n) if corpus.pattern(i) == p and i not in protected] for p in PATTERNS}
+        for q, spec in enumerate(specs):
+            if neg_pick[q] is not None:
+                continue
+            plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold)
+            pattern = PATTERNS[int(plan["clip_overlap"][0])]
+            if not free[pattern]:
+                raise UserError(f"the corpus has no free {pattern} clip left to hold a planned hard negative; use more clips")
+            victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
+            corpus.replace(victim, plan)
+            neg_pick[q] = victim
+            planned += 1
+        final = corpus.columns()
+        rel = relevance(final, labels, logics, config.sample_rate, config.threads)
+        con = relevance(final, labels, containments, config.sample_rate, config.threads)
+        for q in range(len(specs)):
+            rq = set(rel[q].tolist())
+            if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
+                raise AssertionError(f"query {query_ids[q]}: two-option pair broken by a replaced clip")
+        positives, negatives = pos_pick, [int(x) for x in neg_pick]
+    else:
+        final = corpus.columns()
+        rel = []
+    t_plan = time.perf_counter() - t0
+
+    tmp = _prepare_out(out, force)
+    try:
+        ext = AUDIO_FORMATS[config.audio_format]
+        rel_paths = [f"audio/{cid}{ext}" for cid in clip_ids]
+        (tmp / "audio").mkdir()
+        peaks = np.zeros(n, np.float64)
+        gains = np.zeros(n, np.float64)
+        ptr = final["clip_event_ptr"].astype(np.int64)
+        chunk = 512
+        with tqdm(total=n, desc="render", unit="clip", disable=not progress) as bar:
+            for lo in range(0, n, chunk):
+                hi = min(n, lo + chunk)
+                e0, e1 = ptr[lo], ptr[hi]
+                res = _core.render_corpus(
+                    audio,
+                    offsets,
+                    (final["ev_clip"][e0:e1] - lo).astype(np.uint32),
+                    final["ev_atom"][e0:e1].astype(np.uint32),
+                    final["ev_onset"][e0:e1].astype(np.int64),
+                    final["ev_length"][e0:e1].astype(np.int64),
+                    final["ev_gain_db"][e0:e1].astype(np.float32),
+                    final["clip_length"][lo:hi].astype(np.int64),
+                    [str(tmp / p) for p in rel_paths[lo:hi]],
+                    config.sample_rate,
+                    format=config.audio_format,
+                    threads=config.threads,
+                )
+                peaks[lo:hi] = res["peak"]
+                gains[lo:hi] = res["gain"]
+                bar.update(hi - lo)
+        t_render = time.perf_counter() - t0 - t_plan
+        manifest = _write_tables(
+            tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
+            specs, query_ids, rel, positives, negatives, planned, audio,
+        )
+        if progress:
+            # timings stay out of the manifest: it must be byte-identical across runs
+            print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
+        _write_json(tmp / "manifest.json", manifest)
+        _commit(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _write_json(path: Path, obj) -> None:
+    path.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+def _write_tables(
+    root: Path,
+    config: BuildConfig,
+    params: dict,
+    thresholds: list[float],
+    library,
+    cols: dict[str, np.ndarray],
+    clip_ids: list[str],
+    rel_paths: list[str],
+    peaks: np.ndarray,
+    gains: np.ndarray,
+    specs: list[QuerySpec],
+    query_ids: list[str],
+    rel: list[np.ndarray],
+    positives: list[int],
+    negatives: list[int],
+    planned: int,
+    atom_audio: np.ndarray,
+) -> dict:
+    from reasonaudio import __version__
+
+    sr = config.sample_rate
+    n = len(clip_ids)
+    ptr = cols["clip_event_ptr"].astype(np.int64)
+    n_events = np.diff(ptr)
+    atoms_df = library.to_frame()
+    atom_ids = atoms_df["atom_id"].to_list()
+    labels = atoms_df["label"].to_list()
+
+    ev_clip = cols["ev_clip"].astype(np.int64)
+    event_index = np.arange(len(ev_clip)) - ptr[ev_clip]
+    onset = cols["ev_onset"].astype(np.int64)
+    offset = onset + cols["ev_length"].astype(np.int64)
+    atom = cols["ev_atom"].astype(np.int64)
+    clip_id_s = pl.Series("clip_id", clip_ids)
+    events = pl.DataFrame(
+        {
+            "clip_id": clip_id_s.gather(ev_clip),
+            "event_index": event_index.astype(np.int32),
+            "atom_id": pl.Series(atom_ids).gather(atom),
+            "label": pl.Series(labels).gather(atom),
+            "onset_sample": onset,
+            "offset_sample": offset,
+            "onset_s": onset / sr,
+            "offset_s": offset / sr,
+            "gain_db": cols["ev_gain_db"].astype(np.float64).round(2),
+            "mode": pl.Series(["native", "loop", "trim"]).gather(cols["ev_mode"].astype(np.int64)),
+        }
+    )
+    clip_len = cols["clip_length"].astype(np.int64)
+    clips = pl.DataFrame(
+        {
+            "clip_id": clip_ids,
+            "path": rel_paths,
+            "pattern": [PATTERNS[int(x)] for x in cols["clip_overlap"]],
+            "duration_s": clip_len / sr,
+            "n_events": n_events.astype(np.int32),
+            "n_samples": clip_len,
+            "peak_before_limiter": peaks.round(6),
+            "limiter_gain": gains.round(6),
+        }
+    )
+    queries = pl.DataFrame(
+        {
+            "query_id": query_ids,
+            "task": [s.task for s in specs],
+            "text": [s.text for s in specs],
+            "logic": [json.dumps(s.logic) for s in specs],
+            "shape": [s.shape for s in specs],
+            "n_relevant": [len(r) for r in rel],
+        },
+        schema={"query_id": pl.String, "task": pl.String, "text": pl.String, "logic": pl.String, "shape": pl.String, "n_relevant": pl.Int64},
+    )
+    qrels = pl.DataFrame(
+        {
+            "query_id": [qid for qid, r in zip(query_ids, rel) for _ in range(len(r))],
+            "clip_id": [clip_ids[int(c)] for r in rel for c in r],
+            "relevance": np.ones(sum(len(r) for r in rel), np.int32),
+        },
+        schema={"query_id": pl.String, "clip_id": pl.String, "relevance": pl.Int32},
+    )
+    mc = pl.DataFrame(
+        {
+            "query_id": query_ids,
+            "positive_clip_id": [clip_ids[i] for i in positives],
+            "negative_clip_id": [clip_ids[i] for i in negatives],
+            "task": [s.task for s in specs],
+        },
+        schema={"query_id": pl.String, "positive_clip_id": pl.String, "negative_clip_id": pl.String, "task": pl.String},
+    )
+    tables = {"atoms": atoms_df, "clips": clips, "events": events, "queries": queries, "qrels": qrels, "mc": mc}
+    for name, frame in tables.items():
+        frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
+
+    beir = root / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    with open(beir / "corpus.jsonl", "w") as fh:
+        for cid, path in zip(clip_ids, rel_paths):
+            fh.write(json.dumps({"_id": cid, "title": "", "text": "", "audio": path}) + "\n")
+    with open(beir / "queries.jsonl", "w") as fh:
+        for qid, s in zip(query_ids, specs):
+            fh.write(json.dumps({"_id": qid, "text": s.text, "task": s.task}) + "\n")
+    with open(beir / "qrels" / "test.tsv", "w") as fh:
+        fh.write("query-id\tcorpus-id\tscore\n")
+        for qid, cid in zip(qrels["query_id"].to_list(), qrels["clip_id"].to_list()):
+            fh.write(f"{qid}\t{cid}\t1\n")
+
+    durations = clip_len / sr
+    hist, edges = np.histogram(durations, bins=np.arange(0, config.max_clip_s + 2.5, 2.5))
+    label_use: dict[str, int] = {}
+    for s in specs:
+        for lab in positive_labels(s.logic) + [c["not"] for c in s.logic["all"] if "not" in c]:
+            label_use[lab] = label_use.get(lab, 0) + 1
+    counts = {
+        "atoms": len(atoms_df),
+        "clips": n,
+        "clips_by_pattern": {p: int((clips["pattern"] == p).sum()) for p in PATTERNS},
+        "events": len(events),
+        "queries": len(specs),
+        "queries_by_task": {t: sum(1 for s in specs if s.task == t) for t in TASKS},
+        "queries_by_shape": dict(sorted({s.shape: sum(1 for x in specs if x.shape == s.shape) for s in specs}.items())),
+        "qrels": len(qrels),
+        "mc_pairs": len(mc),
+        "planned_hard_negatives": planned,
+        "relevant_per_query": _summary(np.array([len(r) for r in rel], float)) if specs else None,
+        "clip_duration_s": {**_summary(durations), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
+        "events_per_clip": {int(k): int(v) for k, v in zip(*np.unique(n_events, return_counts=True))},
+        "event_modes": {m: int((events["mode"] == m).sum()) for m in ("native", "loop", "trim")},
+        "label_use_in_queries": {
+            "labels_used": len(label_use),
+            "max": max(label_use.values(), default=0),
+            "mean": round(float(np.mean(list(label_use.values()))), 3) if label_use else 0.0,
+            "per_label": dict(sorted(label_use.items())),
+        },
+    }
+    hashes = {f"{name}.parquet": _sha256(root / f"{name}.parquet") for name in tables}
+    hashes["atoms_audio"] = hashlib.sha256(np.ascontiguousarray(atom_audio, dtype="<f4").tobytes()).hexdigest()
+    for rel_name in ("beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv"):
+        hashes[rel_name] = _sha256(root / rel_name)
+    return {
+        "format_version": FORMAT_VERSION,
+        "tool_version": __version__,
+        "seed": config.seed,
+        "sample_rate": sr,
+        "params": {
+            "build": {k: v for k, v in asdict(config).items() if k not in ("threads",)},
+            "plan": params,
+            "duration_thresholds_s": thresholds,
+            "margin_s": params["margin_s"],
+            "background": None,
+            "audio_format": config.audio_format,
+        },
+        "counts": counts,
+        "hashes": hashes,
+        "hash_scheme": "sha256 of file bytes; atoms_audio = sha256 of the atom bank as little-endian float32",
+    }
+
+
+def _summary(x: np.ndarray) -> dict:
+    if len(x) == 0:
+        return {}
+    return {
+        "min": round(float(x.min()), 4),
+        "p50": round(float(np.median(x)), 4),
+        "mean": round(float(x.mean()), 4),
+        "max": round(float(x.max()), 4),
+    }

@@ -1,0 +1,109 @@
+"""End-to-end builds on small corpora: layout, guarantees, determinism, refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import soundfile as sf
+
+from reasonaudio.build import BuildConfig, build
+from reasonaudio.cli import main
+from reasonaudio.dataset import TASKS, load_benchmark
+from reasonaudio.queries import parse_query
+from reasonaudio.validate import validate_benchmark
+
+SMALL = dict(clips=300, queries_per_task=6, seed=5)
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def small_bench(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bench") / "small"
+    build(out, BuildConfig(**SMALL, threads=2), progress=False)
+    return out
+
+
+def test_layout_and_counts(small_bench: Path) -> None:
+    bench = load_benchmark(small_bench)
+    for name in ("manifest.json", "beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv"):
+        assert (small_bench / name).is_file(), name
+    assert bench.clips.height == 300
+    assert bench.clips["pattern"].value_counts().sort("pattern").rows() == [("overlap", 120), ("sequential", 180)]
+    assert bench.queries.height == 6 * len(TASKS)
+    assert bench.mc.height == bench.queries.height
+    assert bench.queries["query_id"].n_unique() == bench.queries.height
+    assert (small_bench / "beir/qrels/test.tsv").read_text().splitlines()[0] == "query-id\tcorpus-id\tscore"
+    m = bench.manifest
+    assert m["counts"]["qrels"] == bench.qrels.height
+    assert m["hashes"]["events.parquet"] == hashlib.sha256((small_bench / "events.parquet").read_bytes()).hexdigest()
+    n_ev = bench.events.group_by("clip_id").len()["len"]
+    assert n_ev.min() >= 2 and n_ev.max() <= 8
+
+
+def test_texts_read_back_as_their_logic(small_bench: Path) -> None:
+    bench = load_benchmark(small_bench)
+    for text, logic in bench.queries.select("text", "logic").iter_rows():
+        assert parse_query(text, bench.atoms) == json.loads(logic)
+
+
+def test_audio_matches_events(small_bench: Path) -> None:
+    bench = load_benchmark(small_bench)
+    sr = bench.sample_rate
+    for clip_id, path, n_samples in bench.clips.select("clip_id", "path", "n_samples").head(40).iter_rows():
+        x, file_sr = sf.read(small_bench / path, dtype="float32")
+        assert file_sr == sr and x.ndim == 1 and len(x) == n_samples
+        assert np.all(np.isfinite(x)) and np.abs(x).max() <= 1.0
+        inside = np.zeros(len(x), bool)
+        for on, off in bench.events.filter(pl.col("clip_id") == clip_id).select("onset_sample", "offset_sample").iter_rows():
+            inside[on:off] = True
+            seg = x[on:off]
+            assert np.sqrt(np.mean(seg.astype(np.float64) ** 2)) > 10 ** (-40 / 20), f"{clip_id}: inaudible event"
+        assert np.abs(x[~inside]).max(initial=0.0) <= 1e-3, f"{clip_id}: sound outside events"
+
+
+def test_contract_validation_passes(small_bench: Path) -> None:
+    report = validate_benchmark(small_bench)
+    assert report.ok, report.format_text()
+
+
+def test_same_seed_same_bytes_whatever_the_threads(small_bench: Path, tmp_path: Path) -> None:
+    other = tmp_path / "again"
+    build(other, BuildConfig(**SMALL, threads=1), progress=False)
+    assert _tree_digest(other) == _tree_digest(small_bench)
+
+
+def test_other_seed_differs(small_bench: Path, tmp_path: Path) -> None:
+    other = tmp_path / "seed6"
+    build(other, BuildConfig(**{**SMALL, "seed": 6}), progress=False)
+    assert _tree_digest(other)["events.parquet"] != _tree_digest(small_bench)["events.parquet"]
+
+
+def test_refuses_non_empty_dir_and_leaves_no_partial_output(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    rc = main(["build", "--out", str(out), "--clips", "50", "--queries-per-task", "1", "--quiet"])
+    assert rc == 2
+    assert "not empty" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".taken.tmp")]
+
+
+def test_bad_parameters_are_clear_errors(tmp_path: Path, capsys) -> None:
+    rc = main(["build", "--out", str(tmp_path / "x"), "--overlap-fraction", "1.5", "--quiet"])
+    assert rc == 2 and "--overlap-fraction" in capsys.readouterr().err
+    rc = main(["build", "--out", str(tmp_path / "y"), "--plan", "gap_s=[0.1,0.2]", "--clips", "20", "--quiet"])
+    assert rc == 2 and "gap_s" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
