@@ -112,13 +112,15 @@ def test_count_and_manifest_key_mismatch(bench: Path) -> None:
     manifest["counts"]["by_pattern"] = {"sequential": 6, "overlap": 5}  # true: 6 and 5
     manifest["counts"]["tasks"] = {"mix": 3}  # true: 2
     manifest["counts"]["mystery"] = 1
+    manifest["counts"]["events_per_clip"] = {"2": 11}  # true: 3 clips with 2 events, 8 with 3
     del manifest["seed"]
     (bench / "manifest.json").write_text(json.dumps(manifest))
     fails = failed(bench)
     assert set(fails) == {"layout.counts", "layout.manifest"}
     assert "counts.clips = 12" in fails["layout.counts"][0] and "11 rows" in fails["layout.counts"][0]
     assert "counts.tasks.mix = 3 but queries.parquet has 2 mix queries" in fails["layout.counts"][1]
-    assert len(fails["layout.counts"]) == 2
+    assert "events_per_clip" in fails["layout.counts"][2] and "{2: 3, 3: 8}" in fails["layout.counts"][2]
+    assert len(fails["layout.counts"]) == 3
     assert "mystery" in validate_benchmark(bench).check("layout.counts").notes[0]
     assert "seed" in fails["layout.manifest"][0]
 

@@ -675,7 +675,7 @@ def _check_references(t: Tables, rec: _Recorder) -> None:
         rec.get(name).violations += orphans.height
 
 
-_COUNT_ALIASES = re.compile(r"^(?:n_|num_)?(atoms|clips|events|queries|qrels|mc)(?:_count|_rows)?$")
+_COUNT_ALIASES = re.compile(r"^(?:n_|num_)?(atoms|clips|events|queries|qrels|mc)(?:_count|_rows|_pairs)?$")
 
 
 def _check_counts(t: Tables, rec: _Recorder) -> None:
@@ -707,6 +707,11 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
             for k, v in value.items():
                 if v != tasks.get(k, 0):
                     rec.violation(name, f"manifest counts.{key}.{k} = {v} but queries.parquet has {tasks.get(k, 0)} {k} queries")
+        elif key == "events_per_clip" and isinstance(value, dict) and all(str(k).isdigit() for k in value) and t.has("events", "clips"):
+            per_clip = t["clips"].select("clip_id").join(t["events"].group_by("clip_id").len("n"), on="clip_id", how="left")
+            histogram = dict(zip(*per_clip["n"].fill_null(0).value_counts().sort("n").to_dict(as_series=False).values()))
+            if {int(k): v for k, v in value.items() if v} != histogram:
+                rec.violation(name, f"manifest counts.events_per_clip = {value} but the tables give {histogram}")
         elif key in PATTERNS and isinstance(value, int) and "sequential" in counts and by_pattern is not None:
             # top-level pattern counts; a lone "overlap" could as well count overlap queries
             if value != patterns.get(key, 0):
@@ -930,6 +935,9 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
                 "queries.hard_negatives",
                 f"query {qid} ({task}): no hard negative — all {int(candidate.sum())} clip(s) containing {', '.join(positive) or '(no label)'} are relevant",
             )
+    recorded = ((t.manifest or {}).get("params") or {}).get("margin_s")
+    if isinstance(recorded, (int, float)) and not math.isclose(recorded, margin_s):
+        rec.note("margin.relevance", f"checked with m = {margin_s:g} s; the manifest records params.margin_s = {recorded:g} s")
     if near_thresholds and not rec.get("margin.relevance").violations:
         rec.note("margin.relevance", f"{near_thresholds} (duration constraint, clip) pair(s) sit within 2m of a threshold without changing relevance")
 
