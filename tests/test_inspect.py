@@ -45,6 +45,21 @@ def test_query_view(bench: Path) -> None:
     assert "clip0005" not in text  # second positive not shown with n_examples=1
 
 
+
+def test_query_view_leads_with_the_two_option_pair(bench: Path, tmp_path: Path) -> None:
+    import polars as pl
+
+    copy = Path(shutil.copytree(bench, tmp_path / "b"))
+    bf.rewrite_table(copy, "mc", lambda f: f.with_columns(
+        pl.when(pl.col("query_id") == "q0002").then(pl.lit("clip0010")).otherwise(pl.col("positive_clip_id")).alias("positive_clip_id"),
+        pl.when(pl.col("query_id") == "q0002").then(pl.lit("clip0009")).otherwise(pl.col("negative_clip_id")).alias("negative_clip_id"),
+    ))
+    text = describe(copy, "q0002", n_examples=1)
+    assert "two-option pair: positive clip0010, hard negative clip0009" in text
+    assert "positives (first 1 of 3):\n  clip clip0010" in text
+    assert "hard negatives (first 1 of 2):\n  clip clip0009" in text
+
+
 def test_bar_never_vanishes() -> None:
     assert _bar(0.0, 0.01, 10.0, width=10) == "=" + "." * 9
     assert _bar(9.99, 10.0, 10.0, width=10) == "." * 9 + "="

@@ -22,6 +22,7 @@ from reasonaudio.errors import UserError
 from reasonaudio.validate import EventIndex, LogicError, Tables, open_benchmark, parse_logic
 
 TIMELINE_WIDTH = 48
+MAX_LISTED_QUERIES = 20
 
 
 @dataclass
@@ -119,8 +120,10 @@ def describe_clip(t: Tables, clip_id: str) -> str:
         t["qrels"].filter((pl.col("clip_id") == clip_id) & (pl.col("relevance") > 0)).join(t["queries"], on="query_id", how="left").sort("query_id")
     )
     lines.append(f"relevant to {relevant.height} quer{'y' if relevant.height == 1 else 'ies'}:")
-    for q in relevant.iter_rows(named=True):
+    for q in relevant.head(MAX_LISTED_QUERIES).iter_rows(named=True):
         lines.append(f"  {q['query_id']}  [{q['task']}] {q['text']}")
+    if relevant.height > MAX_LISTED_QUERIES:
+        lines.append(f"  ... and {relevant.height - MAX_LISTED_QUERIES} more")
     in_mc = t["mc"].filter((pl.col("positive_clip_id") == clip_id) | (pl.col("negative_clip_id") == clip_id))
     for m in in_mc.iter_rows(named=True):
         role = "positive" if m["positive_clip_id"] == clip_id else "hard negative"
@@ -157,6 +160,9 @@ def describe_query(t: Tables, query_id: str, n_examples: int = 3) -> str:
     if pair.height:
         p = pair.row(0, named=True)
         lines.append(f"  two-option pair: positive {p['positive_clip_id']}, hard negative {p['negative_clip_id']}")
+        # the pair's clips lead their lists, so the first examples shown are the two-option pair
+        relevant = sorted(relevant, key=lambda c: c != p["positive_clip_id"])
+        hard = sorted(hard, key=lambda c: c != p["negative_clip_id"])
     else:
         lines.append("  two-option pair: none in mc.parquet")
     for title, ids in (("positives", relevant), ("hard negatives", hard)):
