@@ -8,7 +8,10 @@ counts its violations and keeps a few concrete examples naming file, row, clip a
 Relevance is recomputed here from the §2 table in plain numpy/polars (one vectorised pass per query
 over all clips). The same evaluator, run with every onset and offset moved to its worst case by the
 margin m, yields for each (query, clip) a lower bound ("holds under every perturbation") and an upper
-bound ("holds under some perturbation"); §3.1 holds when the two agree.
+bound ("holds under some perturbation"); §3.1 holds when the two agree. The bounds of a query are the AND
+of its constraints' bounds: exact when its constraints are decided by different quantities (the usual
+case, labels being unique per clip), otherwise erring towards reporting (a flagged clip may be one
+where two individually unstable constraints could never flip together).
 """
 
 from __future__ import annotations
