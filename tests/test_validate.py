@@ -109,11 +109,19 @@ def test_hash_mismatch(bench: Path) -> None:
 def test_count_and_manifest_key_mismatch(bench: Path) -> None:
     manifest = json.loads((bench / "manifest.json").read_text())
     manifest["counts"]["clips"] = 12
+    manifest["counts"]["by_pattern"] = {"sequential": 6, "overlap": 5}  # true: 6 and 5
+    manifest["counts"]["tasks"] = {"mix": 3}  # true: 2
+    manifest["counts"]["mystery"] = 1
+    manifest["counts"]["events_per_clip"] = {"2": 11}  # true: 3 clips with 2 events, 8 with 3
     del manifest["seed"]
     (bench / "manifest.json").write_text(json.dumps(manifest))
     fails = failed(bench)
     assert set(fails) == {"layout.counts", "layout.manifest"}
     assert "counts.clips = 12" in fails["layout.counts"][0] and "11 rows" in fails["layout.counts"][0]
+    assert "counts.tasks.mix = 3 but queries.parquet has 2 mix queries" in fails["layout.counts"][1]
+    assert "events_per_clip" in fails["layout.counts"][2] and "{2: 3, 3: 8}" in fails["layout.counts"][2]
+    assert len(fails["layout.counts"]) == 3
+    assert "mystery" in validate_benchmark(bench).check("layout.counts").notes[0]
     assert "seed" in fails["layout.manifest"][0]
 
 
@@ -237,12 +245,14 @@ def test_touching_events_break_the_margin(tmp_path: Path) -> None:
 
 def test_touching_events_that_decide_an_order_query(tmp_path: Path) -> None:
     s = bf.spec()
-    s["clips"]["clip0000"] = ("sequential", [("dog_bark", 0.5, 1.5, 0.0), ("siren", 1.7, 3.5, 0.0), ("bell", 5.5, 6.5, 0.0)])
+    # a 0.4 s gap: more than m, less than 2m (each side can move by m towards the other)
+    s["clips"]["clip0000"] = ("sequential", [("dog_bark", 0.5, 1.5, 0.0), ("siren", 1.9, 3.5, 0.0), ("bell", 5.5, 6.5, 0.0)])
     bench = bf.write_benchmark(tmp_path / "b", **s)
     fails = failed(bench)
     assert set(fails) == {"margin.event_gaps", "margin.relevance"}
     example = fails["margin.relevance"][0]
-    assert "query q0001 (order), clip clip0000: relevance 1 can flip" in example and "0.200 s" in example
+    assert "query q0001 (order), clip clip0000: relevance 1 can flip" in example and "= 0.400 s" in example
+    assert failed(bench, margin_s=0.19) == {}
 
 
 def test_duration_threshold_within_two_margins(tmp_path: Path) -> None:

@@ -1,6 +1,36 @@
-"""`reasonaudio inspect` (placeholder until its owner lands it)."""
+"""`reasonaudio inspect DIR ID [--png OUT]`: look at one clip or one query of a benchmark.
+
+For a clip: its event timeline (label, phrase, onset-offset, duration, gain) and the queries it is
+relevant to. For a query: task, text, logic, counts, the first positives and hard negatives with
+their timelines, and its two-option pair. `--png` draws the clip's spectrogram over its event
+timeline, or for a query its two-option pair side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("inspect", help="(not implemented yet)")
-    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("inspect")))
+    parser = subparsers.add_parser(
+        "inspect",
+        help="show one clip (timeline, relevant queries) or one query (logic, positives, hard negatives)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("directory", type=Path, metavar="DIR", help="benchmark directory")
+    parser.add_argument("item", metavar="ID", help="a clip_id or a query_id")
+    parser.add_argument("--png", type=Path, default=None, metavar="OUT", help="also draw a figure to this PNG file")
+    parser.add_argument("--examples", type=int, default=3, metavar="N", help="positives / hard negatives shown for a query (default 3)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reasonaudio.inspect import describe, plot
+
+    print(describe(args.directory, args.item, n_examples=max(0, args.examples)))
+    if args.png is not None:
+        out = plot(args.directory, args.item, args.png)
+        print(f"wrote {out}")
+    return 0
