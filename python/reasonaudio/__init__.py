@@ -1,5 +1,44 @@
-"""reasonaudio: build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them."""
+"""reasonaudio: build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.
+
+The public API, re-exported here (heavy modules load on first use):
+
+- `build(out, BuildConfig(...))` — synthesize a complete benchmark directory (contract §4)
+- `AtomLibrary` — the procedural default library, imported folders, `import_folder`
+- `annotate(events, queries)` — relevance through the Rust engine, as a polars qrels frame
+- `load_benchmark(path)` / `validate_benchmark(path)` — read a benchmark, check its guarantees
+- `parse_query(text, atoms)` — the template grammar read back into logic
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from reasonaudio._core import __version__
 
-__all__ = ["__version__"]
+# `build` and `annotate` are both submodules and the functions users call; importing them here
+# first binds the package attributes to the functions for good (the submodules stay importable
+# with `from reasonaudio.build import ...`).
+from reasonaudio.annotate import annotate, relevance_csr
+from reasonaudio.build import BuildConfig, build
+
+_EXPORTS = {
+    "AtomLibrary": "reasonaudio.atoms",
+    "import_folder": "reasonaudio.atoms",
+    "load_benchmark": "reasonaudio.dataset",
+    "Benchmark": "reasonaudio.dataset",
+    "validate_benchmark": "reasonaudio.validate",
+    "parse_query": "reasonaudio.queries",
+    "UserError": "reasonaudio.errors",
+}
+
+__all__ = ["__version__", "annotate", "relevance_csr", "build", "BuildConfig", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reasonaudio' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
