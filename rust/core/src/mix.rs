@@ -682,6 +682,7 @@ mod tests {
     }
 
     /// A small synthetic corpus: 3 atoms, 12 clips with overlapping, looped and trimmed events.
+    #[allow(clippy::type_complexity)]
     fn corpus() -> (Vec<f32>, Vec<u64>, Vec<u32>, Vec<u32>, Vec<i64>, Vec<i64>, Vec<f32>, Vec<i64>) {
         let mut audio = Vec::new();
         let mut offsets = vec![0u64];
