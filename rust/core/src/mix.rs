@@ -317,6 +317,31 @@ fn check_event<'a>(bank: &AtomBank<'a>, ev: &EventSpan, clip_length: i64, at: Wh
     Ok(atom)
 }
 
+/// Largest absolute sample and whether every sample is finite. Independent lanes let the
+/// compiler vectorise (a single `f32::max` chain does not, because of its NaN rules).
+fn peak_and_finite(x: &[f32]) -> (f32, bool) {
+    const LANES: usize = 16;
+    let mut peak = [0f32; LANES];
+    let mut finite = [true; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for i in 0..LANES {
+            let a = chunk[i].abs();
+            finite[i] &= a < f32::INFINITY;
+            peak[i] = if a > peak[i] { a } else { peak[i] };
+        }
+    }
+    let mut p = peak.iter().fold(0f32, |m, &a| if a > m { a } else { m });
+    let mut f = finite.iter().all(|&b| b);
+    for &v in tail {
+        let a = v.abs();
+        f &= a < f32::INFINITY;
+        p = if a > p { a } else { p };
+    }
+    (p, f)
+}
+
 /// Renders one clip into `scratch.clip` and limits it; `first_row` is the row of the clip's
 /// first event in the corpus columns (for error messages).
 fn render_clip_into(
@@ -345,12 +370,7 @@ fn render_clip_into(
             *y += g * x;
         }
     }
-    let mut peak = 0f32;
-    let mut finite = true;
-    for &x in out.iter() {
-        finite &= x.is_finite();
-        peak = peak.max(x.abs());
-    }
+    let (peak, finite) = peak_and_finite(out);
     if !finite {
         return Err(MixError::NonFinite { clip });
     }
@@ -631,6 +651,23 @@ mod tests {
     }
 
     #[test]
+    fn peak_scan_finds_the_peak_and_non_finite_samples() {
+        let mut x = vec![0.25f32; 37];
+        x[35] = -3.0;
+        assert_eq!(peak_and_finite(&x), (3.0, true));
+        x[3] = -7.5;
+        assert_eq!(peak_and_finite(&x), (7.5, true));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            for at in [0, 20, 36] {
+                let mut y = x.clone();
+                y[at] = bad;
+                assert!(!peak_and_finite(&y).1, "{bad} at {at}");
+            }
+        }
+        assert_eq!(peak_and_finite(&[]), (0.0, true));
+    }
+
+    #[test]
     fn bad_offsets_are_rejected() {
         let audio = [0.0f32; 10];
         assert!(AtomBank::new(&audio, &[]).is_err());
@@ -645,6 +682,7 @@ mod tests {
     }
 
     /// A small synthetic corpus: 3 atoms, 12 clips with overlapping, looped and trimmed events.
+    #[allow(clippy::type_complexity)]
     fn corpus() -> (Vec<f32>, Vec<u64>, Vec<u32>, Vec<u32>, Vec<i64>, Vec<i64>, Vec<f32>, Vec<i64>) {
         let mut audio = Vec::new();
         let mut offsets = vec![0u64];

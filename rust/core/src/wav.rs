@@ -90,7 +90,11 @@ pub enum WavError {
 /// inside, so in practice the clamp never engages.
 #[inline]
 pub fn quantize_i16(x: f32) -> i16 {
-    (x.clamp(-1.0, 1.0) * 32767.0).round() as i16
+    // Same result as `f32::round` (halves away from zero), but as an add and a truncating cast:
+    // the f32 -> f64 widening makes the +-0.5 exact, and it vectorises where `round` is a libm
+    // call on baseline x86-64.
+    let y = f64::from(x.clamp(-1.0, 1.0) * 32767.0);
+    (y + 0.5f64.copysign(y)) as i16
 }
 
 fn riff_header(out: &mut Vec<u8>, fmt_tag: u16, bits: u16, sample_rate: u32, data_bytes: u32, extra: &[u8]) {
@@ -133,7 +137,11 @@ pub fn encode_wav16(samples: &[f32], sample_rate: u32, out: &mut Vec<u8>) -> Res
     out.clear();
     out.reserve(44 + n as usize);
     riff_header(out, 1, 16, sample_rate, n, &[]);
-    out.extend(samples.iter().flat_map(|&x| quantize_i16(x).to_le_bytes()));
+    let start = out.len();
+    out.resize(start + n as usize, 0);
+    for (dst, &x) in out[start..].chunks_exact_mut(2).zip(samples) {
+        dst.copy_from_slice(&quantize_i16(x).to_le_bytes());
+    }
     Ok(())
 }
 
@@ -149,7 +157,11 @@ pub fn encode_wav_f32(samples: &[f32], sample_rate: u32, out: &mut Vec<u8>) -> R
     fact.extend_from_slice(&4u32.to_le_bytes());
     fact.extend_from_slice(&(samples.len() as u32).to_le_bytes());
     riff_header(out, 3, 32, sample_rate, n, &fact);
-    out.extend(samples.iter().flat_map(|&x| x.to_le_bytes()));
+    let start = out.len();
+    out.resize(start + n as usize, 0);
+    for (dst, &x) in out[start..].chunks_exact_mut(4).zip(samples) {
+        dst.copy_from_slice(&x.to_le_bytes());
+    }
     Ok(())
 }
 
@@ -278,6 +290,23 @@ mod tests {
         let rate = (u32::from(buf[18]) << 12) | (u32::from(buf[19]) << 4) | (u32::from(buf[20]) >> 4);
         assert_eq!(rate, 16000);
         assert!(buf.len() < 2 * x.len(), "FLAC should compress a smooth sine");
+    }
+
+    #[test]
+    fn quantize_rounds_halves_away_from_zero_like_f32_round() {
+        let mut x = -1.0f32;
+        while x <= 1.0 {
+            assert_eq!(quantize_i16(x), (x * 32767.0).round() as i16, "{x}");
+            x += 1.0 / 65536.0 / 3.0;
+        }
+        // Exact halves: 0.5 / 32767 and its neighbours.
+        for k in [-3i32, -1, 1, 3, 65533] {
+            let x = (k as f32 * 0.5) / 32767.0;
+            assert_eq!(quantize_i16(x), (x * 32767.0).round() as i16, "{x}");
+        }
+        assert_eq!(quantize_i16(0.0), 0);
+        assert_eq!(quantize_i16(-0.0), 0);
+        assert_eq!(quantize_i16(f32::INFINITY), 32767);
     }
 
     #[test]

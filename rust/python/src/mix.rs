@@ -2,6 +2,8 @@
 //!
 //! numpy columns are borrowed read-only (no copies); rendering and writing run with the GIL
 //! released. Every plan problem surfaces as a `ValueError` naming the column, clip or row.
+// A false positive on the wrappers pyo3 0.22 generates for `PyResult` returns.
+#![allow(clippy::useless_conversion)]
 use std::path::PathBuf;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
