@@ -94,6 +94,12 @@ pub struct EventIndex {
     /// Label `l`'s clips (each once, ascending) are `label_clips[label_ptr[l]..label_ptr[l + 1]]`.
     label_ptr: Vec<usize>,
     label_clips: Vec<u32>,
+    /// Label `l`'s events as (clip, length in ticks), ordered by clip, at
+    /// `label_ev_ptr[l]..label_ev_ptr[l + 1]`: duration filters scan these sequentially instead
+    /// of visiting every candidate clip's events.
+    label_ev_ptr: Vec<usize>,
+    label_ev_clip: Vec<u32>,
+    label_ev_len: Vec<i64>,
 }
 
 impl EventIndex {
@@ -197,7 +203,39 @@ impl EventIndex {
             }
         }
 
-        Ok(EventIndex { n_clips, n_labels, rate, clip_ptr, label, onset, offset, label_ptr, label_clips })
+        let mut label_ev_ptr = vec![0usize; n_labels + 1];
+        for &l in &label {
+            label_ev_ptr[l as usize + 1] += 1;
+        }
+        for l in 0..n_labels {
+            label_ev_ptr[l + 1] += label_ev_ptr[l];
+        }
+        let mut label_ev_clip = vec![0u32; n];
+        let mut label_ev_len = vec![0i64; n];
+        let mut next = label_ev_ptr.clone();
+        for c in 0..n_clips {
+            for k in clip_ptr[c]..clip_ptr[c + 1] {
+                let slot = &mut next[label[k] as usize];
+                label_ev_clip[*slot] = c as u32;
+                label_ev_len[*slot] = offset[k] - onset[k];
+                *slot += 1;
+            }
+        }
+
+        Ok(EventIndex {
+            n_clips,
+            n_labels,
+            rate,
+            clip_ptr,
+            label,
+            onset,
+            offset,
+            label_ptr,
+            label_clips,
+            label_ev_ptr,
+            label_ev_clip,
+            label_ev_len,
+        })
     }
 
     pub fn n_clips(&self) -> usize {
@@ -301,8 +339,36 @@ impl EventIndex {
                 candidates = merge_filter(&candidates, with, false);
             }
         }
-        if !q.event_checks.is_empty() {
-            candidates.retain(|&c| q.event_checks.iter().all(|k| self.check(c as usize, k)));
+        let mut per_clip: Vec<&Constraint<u32>> = Vec::new();
+        for check in &q.event_checks {
+            match *check {
+                Constraint::Duration { label, min_s, max_s }
+                    if !candidates.is_empty() && (label as usize) < self.n_labels =>
+                {
+                    let l = label as usize;
+                    let (lo, hi) = (self.label_ev_ptr[l], self.label_ev_ptr[l + 1]);
+                    // Scanning the label's events costs about (hi - lo); checking each candidate's
+                    // events costs a cache miss per candidate.
+                    if candidates.len() * 4 < hi - lo {
+                        per_clip.push(check);
+                        continue;
+                    }
+                    let mut passing: Vec<u32> = Vec::new();
+                    for k in lo..hi {
+                        let dur = self.label_ev_len[k] as f64 / self.rate;
+                        let ok = min_s.map_or(true, |m| dur >= m) && max_s.map_or(true, |m| dur <= m);
+                        let c = self.label_ev_clip[k];
+                        if ok && passing.last() != Some(&c) {
+                            passing.push(c);
+                        }
+                    }
+                    candidates = merge_filter(&candidates, &passing, true);
+                }
+                _ => per_clip.push(check),
+            }
+        }
+        if !per_clip.is_empty() {
+            candidates.retain(|&c| per_clip.iter().all(|k| self.check(c as usize, k)));
         }
         candidates
     }
@@ -341,11 +407,10 @@ impl EventIndex {
 /// in sorted `large`. Gallops through `large` when it is much longer, so intersecting a rare
 /// label with a common one costs about |small| · log(|large| / |small|).
 fn merge_filter(small: &[u32], large: &[u32], keep_common: bool) -> Vec<u32> {
-    let mut out = Vec::with_capacity(if keep_common { small.len().min(large.len()) } else { small.len() });
-    let gallop = large.len() > 16 * small.len();
-    let mut j = 0usize;
-    for &x in small {
-        if gallop {
+    if large.len() > 16 * small.len() {
+        let mut out = Vec::with_capacity(small.len());
+        let mut j = 0usize;
+        for &x in small {
             let mut step = 1usize;
             let mut hi = j;
             while hi < large.len() && large[hi] < x {
@@ -355,16 +420,30 @@ fn merge_filter(small: &[u32], large: &[u32], keep_common: bool) -> Vec<u32> {
             }
             let hi = hi.min(large.len());
             j += large[j..hi].partition_point(|&y| y < x);
-        } else {
-            while j < large.len() && large[j] < x {
-                j += 1;
+            let found = j < large.len() && large[j] == x;
+            if found == keep_common {
+                out.push(x);
             }
         }
-        let found = j < large.len() && large[j] == x;
-        if found == keep_common {
-            out.push(x);
-        }
+        return out;
     }
+    // Comparable lengths: a merge whose steps and stores do not branch on the data, since
+    // clip lists interleave unpredictably and mispredictions would dominate.
+    let mut out = vec![0u32; small.len()];
+    let (mut i, mut j, mut k) = (0usize, 0usize, 0usize);
+    while i < small.len() && j < large.len() {
+        let (x, y) = (small[i], large[j]);
+        out[k] = x;
+        k += if keep_common { (x == y) as usize } else { (x < y) as usize };
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    if !keep_common {
+        let rest = small.len() - i;
+        out[k..k + rest].copy_from_slice(&small[i..]);
+        k += rest;
+    }
+    out.truncate(k);
     out
 }
 
@@ -511,6 +590,24 @@ mod tests {
     }
 
     #[test]
+    fn duration_by_scan_and_by_clip_agree() {
+        // Label a is everywhere (the scan path); b is rare, so with `has b` the few candidates
+        // are checked clip by clip.
+        let mut rows = Vec::new();
+        for c in 0..40u32 {
+            rows.push((c, A, 0, 10 + c as i64));
+            rows.push((c, A, 50, 55));
+            if c % 10 == 0 {
+                rows.push((c, B, 60, 70));
+            }
+        }
+        let scan = run(&rows, 40, r#"{"all": [{"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#);
+        assert_eq!(scan, (10..=20).collect::<Vec<u32>>());
+        let by_clip = run(&rows, 40, r#"{"all": [{"has": "b"}, {"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#);
+        assert_eq!(by_clip, vec![10, 20]);
+    }
+
+    #[test]
     fn mixed_conjunction() {
         let rows = [
             (0, A, 0, 10), (0, B, 20, 30),
@@ -568,6 +665,13 @@ mod tests {
         let small = vec![0, 1, 2, 3, 299, 300, 301, 9_998, 9_999, 10_005];
         assert_eq!(merge_filter(&small, &large, true), vec![1, 2, 299, 301, 9_998]);
         assert_eq!(merge_filter(&small, &large, false), vec![0, 3, 300, 9_999, 10_005]);
+        let a: Vec<u32> = (0..300).filter(|x| x % 2 == 0).collect();
+        let b: Vec<u32> = (0..400).filter(|x| x % 3 == 0).collect();
+        let common: Vec<u32> = (0..300).filter(|x| x % 6 == 0).collect();
+        let only_a: Vec<u32> = (0..300).filter(|x| x % 2 == 0 && x % 3 != 0).collect();
+        assert_eq!(merge_filter(&a, &b, true), common);
+        assert_eq!(merge_filter(&a, &b, false), only_a);
+        assert_eq!(merge_filter(&b, &a, false), (0..400).filter(|x| x % 3 == 0 && (x % 2 != 0 || *x >= 300)).collect::<Vec<u32>>());
     }
 
     #[test]
