@@ -286,7 +286,7 @@ impl EventIndex {
                 max_s,
             } => self.span(clip, label).any(|k| {
                 let dur = (self.offset[k] - self.onset[k]) as f64 / self.rate;
-                min_s.map_or(true, |m| dur >= m) && max_s.map_or(true, |m| dur <= m)
+                within(dur, min_s, max_s)
             }),
         }
     }
@@ -364,8 +364,7 @@ impl EventIndex {
                     let mut passing: Vec<u32> = Vec::new();
                     for k in lo..hi {
                         let dur = self.label_ev_len[k] as f64 / self.rate;
-                        let ok =
-                            min_s.map_or(true, |m| dur >= m) && max_s.map_or(true, |m| dur <= m);
+                        let ok = within(dur, min_s, max_s);
                         let c = self.label_ev_clip[k];
                         if ok && passing.last() != Some(&c) {
                             passing.push(c);
@@ -420,6 +419,11 @@ impl EventIndex {
             Ok(pool.install(run))
         }
     }
+}
+
+/// The contract's duration test: `dur >= min_s` (if given) and `dur <= max_s` (if given).
+fn within(dur: f64, min_s: Option<f64>, max_s: Option<f64>) -> bool {
+    min_s.is_none_or(|m| dur >= m) && max_s.is_none_or(|m| dur <= m)
 }
 
 /// Keeps the elements of sorted `small` that are (`keep_common`) or are not (`!keep_common`)
