@@ -94,6 +94,12 @@ pub struct EventIndex {
     /// Label `l`'s clips (each once, ascending) are `label_clips[label_ptr[l]..label_ptr[l + 1]]`.
     label_ptr: Vec<usize>,
     label_clips: Vec<u32>,
+    /// Label `l`'s events as (clip, length in ticks), ordered by clip, at
+    /// `label_ev_ptr[l]..label_ev_ptr[l + 1]`: duration filters scan these sequentially instead
+    /// of visiting every candidate clip's events.
+    label_ev_ptr: Vec<usize>,
+    label_ev_clip: Vec<u32>,
+    label_ev_len: Vec<i64>,
 }
 
 impl EventIndex {
@@ -177,7 +183,9 @@ impl EventIndex {
         // Clips per label; a label repeated within a clip counts that clip once.
         let distinct = |c: usize| {
             let ls = &label[clip_ptr[c]..clip_ptr[c + 1]];
-            (0..ls.len()).filter(move |&k| k == 0 || ls[k] != ls[k - 1]).map(move |k| ls[k])
+            (0..ls.len())
+                .filter(move |&k| k == 0 || ls[k] != ls[k - 1])
+                .map(move |k| ls[k])
         };
         let mut label_ptr = vec![0usize; n_labels + 1];
         for c in 0..n_clips {
@@ -197,7 +205,39 @@ impl EventIndex {
             }
         }
 
-        Ok(EventIndex { n_clips, n_labels, rate, clip_ptr, label, onset, offset, label_ptr, label_clips })
+        let mut label_ev_ptr = vec![0usize; n_labels + 1];
+        for &l in &label {
+            label_ev_ptr[l as usize + 1] += 1;
+        }
+        for l in 0..n_labels {
+            label_ev_ptr[l + 1] += label_ev_ptr[l];
+        }
+        let mut label_ev_clip = vec![0u32; n];
+        let mut label_ev_len = vec![0i64; n];
+        let mut next = label_ev_ptr.clone();
+        for c in 0..n_clips {
+            for k in clip_ptr[c]..clip_ptr[c + 1] {
+                let slot = &mut next[label[k] as usize];
+                label_ev_clip[*slot] = c as u32;
+                label_ev_len[*slot] = offset[k] - onset[k];
+                *slot += 1;
+            }
+        }
+
+        Ok(EventIndex {
+            n_clips,
+            n_labels,
+            rate,
+            clip_ptr,
+            label,
+            onset,
+            offset,
+            label_ptr,
+            label_clips,
+            label_ev_ptr,
+            label_ev_clip,
+            label_ev_len,
+        })
     }
 
     pub fn n_clips(&self) -> usize {
@@ -240,9 +280,13 @@ impl EventIndex {
                 let (ra, rb) = (self.span(clip, a), self.span(clip, b));
                 self.any_overlap(ra, rb)
             }
-            Constraint::Duration { label, min_s, max_s } => self.span(clip, label).any(|k| {
+            Constraint::Duration {
+                label,
+                min_s,
+                max_s,
+            } => self.span(clip, label).any(|k| {
                 let dur = (self.offset[k] - self.onset[k]) as f64 / self.rate;
-                min_s.map_or(true, |m| dur >= m) && max_s.map_or(true, |m| dur <= m)
+                within(dur, min_s, max_s)
             }),
         }
     }
@@ -301,17 +345,52 @@ impl EventIndex {
                 candidates = merge_filter(&candidates, with, false);
             }
         }
-        if !q.event_checks.is_empty() {
-            candidates.retain(|&c| q.event_checks.iter().all(|k| self.check(c as usize, k)));
+        let mut per_clip: Vec<&Constraint<u32>> = Vec::new();
+        for check in &q.event_checks {
+            match *check {
+                Constraint::Duration {
+                    label,
+                    min_s,
+                    max_s,
+                } if !candidates.is_empty() && (label as usize) < self.n_labels => {
+                    let l = label as usize;
+                    let (lo, hi) = (self.label_ev_ptr[l], self.label_ev_ptr[l + 1]);
+                    // Scanning the label's events costs about (hi - lo); checking each candidate's
+                    // events costs a cache miss per candidate.
+                    if candidates.len() * 4 < hi - lo {
+                        per_clip.push(check);
+                        continue;
+                    }
+                    let mut passing: Vec<u32> = Vec::new();
+                    for k in lo..hi {
+                        let dur = self.label_ev_len[k] as f64 / self.rate;
+                        let ok = within(dur, min_s, max_s);
+                        let c = self.label_ev_clip[k];
+                        if ok && passing.last() != Some(&c) {
+                            passing.push(c);
+                        }
+                    }
+                    candidates = merge_filter(&candidates, &passing, true);
+                }
+                _ => per_clip.push(check),
+            }
+        }
+        if !per_clip.is_empty() {
+            candidates.retain(|&c| per_clip.iter().all(|k| self.check(c as usize, k)));
         }
         candidates
     }
 
     /// Evaluates every query (in parallel across queries; `threads == 0` uses rayon's global
     /// pool). The output does not depend on the thread count.
-    pub fn annotate(&self, queries: &[CompiledQuery], threads: usize) -> Result<Relevance, AnnotateError> {
+    pub fn annotate(
+        &self,
+        queries: &[CompiledQuery],
+        threads: usize,
+    ) -> Result<Relevance, AnnotateError> {
         let run = || {
-            let per_query: Vec<Vec<u32>> = queries.par_iter().map(|q| self.relevant_clips(q)).collect();
+            let per_query: Vec<Vec<u32>> =
+                queries.par_iter().map(|q| self.relevant_clips(q)).collect();
             let mut indptr = Vec::with_capacity(queries.len() + 1);
             indptr.push(0u64);
             let mut total = 0u64;
@@ -323,7 +402,10 @@ impl EventIndex {
             for v in per_query {
                 clip_indices.extend_from_slice(&v);
             }
-            Relevance { indptr, clip_indices }
+            Relevance {
+                indptr,
+                clip_indices,
+            }
         };
         if threads == 0 {
             Ok(run())
@@ -331,21 +413,27 @@ impl EventIndex {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
-                .map_err(|e| AnnotateError::Input(format!("cannot start {threads} threads: {e}")))?;
+                .map_err(|e| {
+                    AnnotateError::Input(format!("cannot start {threads} threads: {e}"))
+                })?;
             Ok(pool.install(run))
         }
     }
+}
+
+/// The contract's duration test: `dur >= min_s` (if given) and `dur <= max_s` (if given).
+fn within(dur: f64, min_s: Option<f64>, max_s: Option<f64>) -> bool {
+    min_s.is_none_or(|m| dur >= m) && max_s.is_none_or(|m| dur <= m)
 }
 
 /// Keeps the elements of sorted `small` that are (`keep_common`) or are not (`!keep_common`)
 /// in sorted `large`. Gallops through `large` when it is much longer, so intersecting a rare
 /// label with a common one costs about |small| · log(|large| / |small|).
 fn merge_filter(small: &[u32], large: &[u32], keep_common: bool) -> Vec<u32> {
-    let mut out = Vec::with_capacity(if keep_common { small.len().min(large.len()) } else { small.len() });
-    let gallop = large.len() > 16 * small.len();
-    let mut j = 0usize;
-    for &x in small {
-        if gallop {
+    if large.len() > 16 * small.len() {
+        let mut out = Vec::with_capacity(small.len());
+        let mut j = 0usize;
+        for &x in small {
             let mut step = 1usize;
             let mut hi = j;
             while hi < large.len() && large[hi] < x {
@@ -355,16 +443,34 @@ fn merge_filter(small: &[u32], large: &[u32], keep_common: bool) -> Vec<u32> {
             }
             let hi = hi.min(large.len());
             j += large[j..hi].partition_point(|&y| y < x);
-        } else {
-            while j < large.len() && large[j] < x {
-                j += 1;
+            let found = j < large.len() && large[j] == x;
+            if found == keep_common {
+                out.push(x);
             }
         }
-        let found = j < large.len() && large[j] == x;
-        if found == keep_common {
-            out.push(x);
-        }
+        return out;
     }
+    // Comparable lengths: a merge whose steps and stores do not branch on the data, since
+    // clip lists interleave unpredictably and mispredictions would dominate.
+    let mut out = vec![0u32; small.len()];
+    let (mut i, mut j, mut k) = (0usize, 0usize, 0usize);
+    while i < small.len() && j < large.len() {
+        let (x, y) = (small[i], large[j]);
+        out[k] = x;
+        k += if keep_common {
+            (x == y) as usize
+        } else {
+            (x < y) as usize
+        };
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    if !keep_common {
+        let rest = small.len() - i;
+        out[k..k + rest].copy_from_slice(&small[i..]);
+        k += rest;
+    }
+    out.truncate(k);
     out
 }
 
@@ -415,7 +521,12 @@ mod tests {
         let label: Vec<u32> = rows.iter().map(|r| r.1).collect();
         let onset: Vec<i64> = rows.iter().map(|r| r.2).collect();
         let offset: Vec<i64> = rows.iter().map(|r| r.3).collect();
-        let ev = Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
+        let ev = Events {
+            clip: &clip,
+            label: &label,
+            onset: &onset,
+            offset: &offset,
+        };
         let labels = ["a", "b", "c", "d", "e"];
         let rel = relevance(&ev, n_clips, 10.0, &labels, &["q"], &[logic], 1).unwrap();
         rel.clips_of(0).to_vec()
@@ -429,10 +540,16 @@ mod tests {
     fn has_and_not() {
         let rows = [(0, A, 0, 10), (1, B, 0, 10), (2, A, 0, 5), (2, B, 5, 10)];
         assert_eq!(run(&rows, 4, r#"{"all": [{"has": "a"}]}"#), vec![0, 2]);
-        assert_eq!(run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "b"}]}"#), vec![0]);
+        assert_eq!(
+            run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "b"}]}"#),
+            vec![0]
+        );
         // Only `not`: every clip is a candidate, including clip 3 with no events at all.
         assert_eq!(run(&rows, 4, r#"{"all": [{"not": "a"}]}"#), vec![1, 3]);
-        assert_eq!(run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "a"}]}"#), Vec::<u32>::new());
+        assert_eq!(
+            run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "a"}]}"#),
+            Vec::<u32>::new()
+        );
     }
 
     #[test]
@@ -440,10 +557,20 @@ mod tests {
         let rows = [(0, A, 0, 10), (1, B, 0, 10)];
         // "zzz" is not in the vocabulary; "c" is, but has no events.
         for missing in ["zzz", "c"] {
-            assert_eq!(run(&rows, 2, &format!(r#"{{"all": [{{"has": "{missing}"}}]}}"#)), Vec::<u32>::new());
-            assert_eq!(run(&rows, 2, &format!(r#"{{"all": [{{"not": "{missing}"}}]}}"#)), vec![0, 1]);
             assert_eq!(
-                run(&rows, 2, &format!(r#"{{"all": [{{"before": ["a", "{missing}"]}}]}}"#)),
+                run(&rows, 2, &format!(r#"{{"all": [{{"has": "{missing}"}}]}}"#)),
+                Vec::<u32>::new()
+            );
+            assert_eq!(
+                run(&rows, 2, &format!(r#"{{"all": [{{"not": "{missing}"}}]}}"#)),
+                vec![0, 1]
+            );
+            assert_eq!(
+                run(
+                    &rows,
+                    2,
+                    &format!(r#"{{"all": [{{"before": ["a", "{missing}"]}}]}}"#)
+                ),
                 Vec::<u32>::new()
             );
         }
@@ -452,70 +579,185 @@ mod tests {
     #[test]
     fn before_touching_and_equal_onsets() {
         let rows = [
-            (0, A, 0, 10), (0, B, 10, 20), // touching: a.offset == b.onset -> before holds
-            (1, A, 0, 11), (1, B, 10, 20), // one tick of overlap -> not before
-            (2, A, 5, 10), (2, B, 5, 20),  // equal onsets
-            (3, B, 0, 5), (3, A, 6, 9),    // reversed
+            (0, A, 0, 10),
+            (0, B, 10, 20), // touching: a.offset == b.onset -> before holds
+            (1, A, 0, 11),
+            (1, B, 10, 20), // one tick of overlap -> not before
+            (2, A, 5, 10),
+            (2, B, 5, 20), // equal onsets
+            (3, B, 0, 5),
+            (3, A, 6, 9), // reversed
         ];
-        assert_eq!(run(&rows, 4, r#"{"all": [{"before": ["a", "b"]}]}"#), vec![0]);
-        assert_eq!(run(&rows, 4, r#"{"all": [{"before": ["b", "a"]}]}"#), vec![3]);
+        assert_eq!(
+            run(&rows, 4, r#"{"all": [{"before": ["a", "b"]}]}"#),
+            vec![0]
+        );
+        assert_eq!(
+            run(&rows, 4, r#"{"all": [{"before": ["b", "a"]}]}"#),
+            vec![3]
+        );
     }
 
     #[test]
     fn overlap_zero_and_touching() {
         let rows = [
-            (0, A, 0, 10), (0, B, 10, 20), // touching: zero overlap -> false
-            (1, A, 0, 11), (1, B, 10, 20), // one tick -> true
-            (2, A, 5, 10), (2, B, 5, 5),   // zero-length b inside a -> false
-            (3, A, 5, 10), (3, B, 5, 6),   // equal onsets -> true
-            (4, A, 0, 100), (4, B, 20, 30), // containment -> true
+            (0, A, 0, 10),
+            (0, B, 10, 20), // touching: zero overlap -> false
+            (1, A, 0, 11),
+            (1, B, 10, 20), // one tick -> true
+            (2, A, 5, 10),
+            (2, B, 5, 5), // zero-length b inside a -> false
+            (3, A, 5, 10),
+            (3, B, 5, 6), // equal onsets -> true
+            (4, A, 0, 100),
+            (4, B, 20, 30), // containment -> true
         ];
-        assert_eq!(run(&rows, 5, r#"{"all": [{"overlap": ["a", "b"]}]}"#), vec![1, 3, 4]);
-        assert_eq!(run(&rows, 5, r#"{"all": [{"overlap": ["b", "a"]}]}"#), vec![1, 3, 4]);
+        assert_eq!(
+            run(&rows, 5, r#"{"all": [{"overlap": ["a", "b"]}]}"#),
+            vec![1, 3, 4]
+        );
+        assert_eq!(
+            run(&rows, 5, r#"{"all": [{"overlap": ["b", "a"]}]}"#),
+            vec![1, 3, 4]
+        );
     }
 
     #[test]
     fn repeated_labels() {
         let rows = [
             // Clip 0: a twice; the second a starts after b ends; the first ends before b starts.
-            (0, A, 0, 5), (0, B, 10, 20), (0, A, 30, 40),
+            (0, A, 0, 5),
+            (0, B, 10, 20),
+            (0, A, 30, 40),
             // Clip 1: overlap only with the later, shorter a; an early long a precedes b.
-            (1, A, 0, 8), (1, A, 9, 12), (1, A, 2, 3), (1, B, 11, 15),
+            (1, A, 0, 8),
+            (1, A, 9, 12),
+            (1, A, 2, 3),
+            (1, B, 11, 15),
             // Clip 2: a twice, the second overlapping the first (natural recordings).
-            (2, A, 0, 10), (2, A, 5, 30), (2, C, 20, 25),
+            (2, A, 0, 10),
+            (2, A, 5, 30),
+            (2, C, 20, 25),
         ];
-        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["a", "b"]}]}"#), vec![0, 1]);
-        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["b", "a"]}]}"#), vec![0]);
-        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["a", "b"]}]}"#), vec![1]);
-        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["c", "a"]}]}"#), vec![2]);
-        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["a", "a"]}]}"#), vec![0, 1]);
-        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["a", "a"]}]}"#), vec![0, 1, 2]);
+        assert_eq!(
+            run(&rows, 3, r#"{"all": [{"before": ["a", "b"]}]}"#),
+            vec![0, 1]
+        );
+        assert_eq!(
+            run(&rows, 3, r#"{"all": [{"before": ["b", "a"]}]}"#),
+            vec![0]
+        );
+        assert_eq!(
+            run(&rows, 3, r#"{"all": [{"overlap": ["a", "b"]}]}"#),
+            vec![1]
+        );
+        assert_eq!(
+            run(&rows, 3, r#"{"all": [{"overlap": ["c", "a"]}]}"#),
+            vec![2]
+        );
+        assert_eq!(
+            run(&rows, 3, r#"{"all": [{"before": ["a", "a"]}]}"#),
+            vec![0, 1]
+        );
+        assert_eq!(
+            run(&rows, 3, r#"{"all": [{"overlap": ["a", "a"]}]}"#),
+            vec![0, 1, 2]
+        );
         // Duration: some a lasts >= 2.5 s (clip 2's second a: 25 ticks).
-        assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "a", "min_s": 2.5}}]}"#), vec![2]);
+        assert_eq!(
+            run(
+                &rows,
+                3,
+                r#"{"all": [{"duration": {"label": "a", "min_s": 2.5}}]}"#
+            ),
+            vec![2]
+        );
         // Some a lasts <= 0.3 s: only clip 1's [9, 12) and [2, 3).
-        assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "a", "max_s": 0.3}}]}"#), vec![1]);
+        assert_eq!(
+            run(
+                &rows,
+                3,
+                r#"{"all": [{"duration": {"label": "a", "max_s": 0.3}}]}"#
+            ),
+            vec![1]
+        );
     }
 
     #[test]
     fn duration_bounds_are_inclusive() {
         let rows = [(0, A, 0, 40), (1, A, 3, 43), (2, A, 0, 41), (3, A, 0, 39)];
-        assert_eq!(run(&rows, 4, r#"{"all": [{"duration": {"label": "a", "min_s": 4.0}}]}"#), vec![0, 1, 2]);
-        assert_eq!(run(&rows, 4, r#"{"all": [{"duration": {"label": "a", "max_s": 4.0}}]}"#), vec![0, 1, 3]);
         assert_eq!(
-            run(&rows, 4, r#"{"all": [{"duration": {"label": "a", "min_s": 4.0, "max_s": 4.0}}]}"#),
+            run(
+                &rows,
+                4,
+                r#"{"all": [{"duration": {"label": "a", "min_s": 4.0}}]}"#
+            ),
+            vec![0, 1, 2]
+        );
+        assert_eq!(
+            run(
+                &rows,
+                4,
+                r#"{"all": [{"duration": {"label": "a", "max_s": 4.0}}]}"#
+            ),
+            vec![0, 1, 3]
+        );
+        assert_eq!(
+            run(
+                &rows,
+                4,
+                r#"{"all": [{"duration": {"label": "a", "min_s": 4.0, "max_s": 4.0}}]}"#
+            ),
             vec![0, 1]
         );
         // 0.1 s is not exact in binary: 1 tick / 10.0 must compare equal to the literal 0.1.
         let rows = [(0, A, 7, 8)];
-        assert_eq!(run(&rows, 1, r#"{"all": [{"duration": {"label": "a", "min_s": 0.1, "max_s": 0.1}}]}"#), vec![0]);
+        assert_eq!(
+            run(
+                &rows,
+                1,
+                r#"{"all": [{"duration": {"label": "a", "min_s": 0.1, "max_s": 0.1}}]}"#
+            ),
+            vec![0]
+        );
+    }
+
+    #[test]
+    fn duration_by_scan_and_by_clip_agree() {
+        // Label a is everywhere (the scan path); b is rare, so with `has b` the few candidates
+        // are checked clip by clip.
+        let mut rows = Vec::new();
+        for c in 0..40u32 {
+            rows.push((c, A, 0, 10 + c as i64));
+            rows.push((c, A, 50, 55));
+            if c % 10 == 0 {
+                rows.push((c, B, 60, 70));
+            }
+        }
+        let scan = run(
+            &rows,
+            40,
+            r#"{"all": [{"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#,
+        );
+        assert_eq!(scan, (10..=20).collect::<Vec<u32>>());
+        let by_clip = run(
+            &rows,
+            40,
+            r#"{"all": [{"has": "b"}, {"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#,
+        );
+        assert_eq!(by_clip, vec![10, 20]);
     }
 
     #[test]
     fn mixed_conjunction() {
         let rows = [
-            (0, A, 0, 10), (0, B, 20, 30),
-            (1, A, 0, 10), (1, B, 20, 30), (1, C, 40, 50),
-            (2, B, 0, 10), (2, A, 20, 30),
+            (0, A, 0, 10),
+            (0, B, 20, 30),
+            (1, A, 0, 10),
+            (1, B, 20, 30),
+            (1, C, 40, 50),
+            (2, B, 0, 10),
+            (2, A, 20, 30),
         ];
         let q = r#"{"all": [{"before": ["a", "b"]}, {"not": "c"}]}"#;
         assert_eq!(run(&rows, 3, q), vec![0]);
@@ -534,7 +776,12 @@ mod tests {
         let label: Vec<u32> = rows.iter().map(|r| r.1).collect();
         let onset: Vec<i64> = rows.iter().map(|r| r.2).collect();
         let offset: Vec<i64> = rows.iter().map(|r| r.3).collect();
-        let ev = Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
+        let ev = Events {
+            clip: &clip,
+            label: &label,
+            onset: &onset,
+            offset: &offset,
+        };
         let labels = ["a", "b", "c", "d", "e"];
         let logic: Vec<String> = (0..50)
             .map(|i| {
@@ -543,7 +790,9 @@ mod tests {
                     0 => format!(r#"{{"all": [{{"before": ["{x}", "{y}"]}}]}}"#),
                     1 => format!(r#"{{"all": [{{"overlap": ["{x}", "{y}"]}}]}}"#),
                     2 => format!(r#"{{"all": [{{"has": "{x}"}}, {{"not": "{y}"}}]}}"#),
-                    _ => format!(r#"{{"all": [{{"duration": {{"label": "{x}", "min_s": 1.1}}}}]}}"#),
+                    _ => {
+                        format!(r#"{{"all": [{{"duration": {{"label": "{x}", "min_s": 1.1}}}}]}}"#)
+                    }
                 }
             })
             .collect();
@@ -557,7 +806,9 @@ mod tests {
         let compiled = compile_queries(&vocab, &ids, &logic).unwrap();
         let index = EventIndex::build(&ev, 500, 5, 10.0).unwrap();
         for (qi, q) in compiled.iter().enumerate() {
-            let slow: Vec<u32> = (0..500u32).filter(|&c| index.holds(c as usize, q)).collect();
+            let slow: Vec<u32> = (0..500u32)
+                .filter(|&c| index.holds(c as usize, q))
+                .collect();
             assert_eq!(one.clips_of(qi), slow.as_slice());
         }
     }
@@ -566,21 +817,65 @@ mod tests {
     fn merge_filter_gallops_correctly() {
         let large: Vec<u32> = (0..10_000).filter(|x| x % 3 != 0).collect();
         let small = vec![0, 1, 2, 3, 299, 300, 301, 9_998, 9_999, 10_005];
-        assert_eq!(merge_filter(&small, &large, true), vec![1, 2, 299, 301, 9_998]);
-        assert_eq!(merge_filter(&small, &large, false), vec![0, 3, 300, 9_999, 10_005]);
+        assert_eq!(
+            merge_filter(&small, &large, true),
+            vec![1, 2, 299, 301, 9_998]
+        );
+        assert_eq!(
+            merge_filter(&small, &large, false),
+            vec![0, 3, 300, 9_999, 10_005]
+        );
+        let a: Vec<u32> = (0..300).filter(|x| x % 2 == 0).collect();
+        let b: Vec<u32> = (0..400).filter(|x| x % 3 == 0).collect();
+        let common: Vec<u32> = (0..300).filter(|x| x % 6 == 0).collect();
+        let only_a: Vec<u32> = (0..300).filter(|x| x % 2 == 0 && x % 3 != 0).collect();
+        assert_eq!(merge_filter(&a, &b, true), common);
+        assert_eq!(merge_filter(&a, &b, false), only_a);
+        assert_eq!(
+            merge_filter(&b, &a, false),
+            (0..400)
+                .filter(|x| x % 3 == 0 && (x % 2 != 0 || *x >= 300))
+                .collect::<Vec<u32>>()
+        );
     }
 
     #[test]
     fn bad_events_are_rejected() {
-        let ev = Events { clip: &[0, 3], label: &[0, 0], onset: &[0, 0], offset: &[1, 1] };
+        let ev = Events {
+            clip: &[0, 3],
+            label: &[0, 0],
+            onset: &[0, 0],
+            offset: &[1, 1],
+        };
         let err = EventIndex::build(&ev, 2, 1, 10.0).unwrap_err().to_string();
-        assert_eq!(err, "events: event 1: clip index 3 is out of range (n_clips = 2)");
-        let ev = Events { clip: &[0], label: &[0], onset: &[5], offset: &[4] };
+        assert_eq!(
+            err,
+            "events: event 1: clip index 3 is out of range (n_clips = 2)"
+        );
+        let ev = Events {
+            clip: &[0],
+            label: &[0],
+            onset: &[5],
+            offset: &[4],
+        };
         let err = EventIndex::build(&ev, 1, 1, 10.0).unwrap_err().to_string();
         assert_eq!(err, "events: event 0: offset 4 is before onset 5");
-        let ev = Events { clip: &[0], label: &[1], onset: &[0], offset: &[4] };
-        assert!(EventIndex::build(&ev, 1, 1, 10.0).unwrap_err().to_string().contains("label id 1"));
-        let ev = Events { clip: &[0], label: &[0], onset: &[0], offset: &[4] };
+        let ev = Events {
+            clip: &[0],
+            label: &[1],
+            onset: &[0],
+            offset: &[4],
+        };
+        assert!(EventIndex::build(&ev, 1, 1, 10.0)
+            .unwrap_err()
+            .to_string()
+            .contains("label id 1"));
+        let ev = Events {
+            clip: &[0],
+            label: &[0],
+            onset: &[0],
+            offset: &[4],
+        };
         assert!(EventIndex::build(&ev, 1, 1, 0.0).is_err());
         assert!(EventIndex::build(&ev, 1, 1, f64::NAN).is_err());
     }

@@ -37,7 +37,10 @@ fn annotate_csr<'py>(
     let rel = py
         .allow_threads(|| relevance(&events, n_clips, rate, &labels, &ids, &logic_json, threads))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((rel.indptr.into_pyarray_bound(py), rel.clip_indices.into_pyarray_bound(py)))
+    Ok((
+        rel.indptr.into_pyarray_bound(py),
+        rel.clip_indices.into_pyarray_bound(py),
+    ))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
