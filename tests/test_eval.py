@@ -132,3 +132,28 @@ def test_eval_result_two_option_uses_ranking_scores(bench: Path) -> None:
     for row in pairs.iter_rows(named=True):
         assert row["positive_score"] == pytest.approx(scores[(row["query_id"], row["positive_clip_id"])], abs=1e-5)
         assert row["negative_score"] == pytest.approx(scores[(row["query_id"], row["negative_clip_id"])], abs=1e-5)
+
+
+def test_cut_rankings_give_the_same_metrics_as_complete_ones() -> None:
+    from reasonaudio import metrics
+    from reasonaudio.retrieval.index import deep_rank
+
+    rng = np.random.default_rng(5)
+    # coarse scores make many exact ties, including across the cut at 100
+    q = rng.integers(-2, 3, size=(30, 4)).astype(np.float32)
+    c = rng.integers(-2, 3, size=(400, 4)).astype(np.float32)
+    relevant = rng.random((30, 400)) < 0.01
+    relevant[np.arange(30), rng.integers(0, 400, 30)] = True
+    full = [p for p in rank_embeddings(q, c)]
+    cut = [p for p in rank_embeddings(q, c, depth=100)]
+    full_rank = np.concatenate([p[2] for p in full])
+    cut_rank = np.concatenate([p[2] for p in cut])
+    np.testing.assert_array_equal(cut_rank, full_rank[:, :100])
+    from reasonaudio.retrieval.index import l2_normalize
+
+    scores = l2_normalize(q) @ l2_normalize(c).T
+    first = np.array([deep_rank(scores[i], np.flatnonzero(relevant[i])) for i in range(30)])
+    reference = metrics.per_query(metrics.hit_matrix(full_rank, relevant), relevant.sum(1))
+    ours = metrics.per_query(metrics.hit_matrix(cut_rank, relevant), relevant.sum(1), first)
+    for name in metrics.METRIC_NAMES:
+        np.testing.assert_allclose(ours[name], reference[name])

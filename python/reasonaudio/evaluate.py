@@ -20,7 +20,7 @@ from reasonaudio.retrieval.base import (
     ScoringModel,
     as_float32_matrix,
 )
-from reasonaudio.retrieval.index import l2_normalize, rank_embeddings, rank_scores
+from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_embeddings, rank_scores
 
 TOP_K = 100
 
@@ -92,12 +92,12 @@ def evaluate(
     if isinstance(model, EmbeddingModel):
         query_vectors = as_float32_matrix(model.encode_queries(queries), f"{model.spec}: query embeddings", len(queries.ids))
         clip_vectors = as_float32_matrix(model.encode_clips(clips), f"{model.spec}: clip embeddings", len(clips.ids))
-        batches = rank_embeddings(query_vectors, clip_vectors, batch_size=batch_size, progress=progress)
+        batches = rank_embeddings(query_vectors, clip_vectors, batch_size=batch_size, progress=progress, depth=TOP_K)
     elif isinstance(model, ScoringModel):
         score_matrix = as_float32_matrix(model.score(queries, clips), f"{model.spec}: scores", len(queries.ids))
         if score_matrix.shape[1] != len(clips.ids):
             raise UserError(f"{model.spec}: score matrix has {score_matrix.shape[1]} columns for {len(clips.ids)} clips")
-        batches = rank_scores(score_matrix, batch_size=batch_size, progress=progress)
+        batches = rank_scores(score_matrix, batch_size=batch_size, progress=progress, depth=TOP_K)
     else:
         raise TypeError(f"{type(model).__name__} is neither an EmbeddingModel nor a ScoringModel")
 
@@ -109,14 +109,28 @@ def evaluate(
     ranking_parts = []
     top = min(TOP_K, n_clips)
     clip_ids_arr = np.asarray(clips.ids, dtype=object)
+    normalized_clips = l2_normalize(clip_vectors) if clip_vectors is not None else None
     for start, scores, ranking in batches:
         b = ranking.shape[0]
         rel_block = np.zeros((b, n_clips), dtype=bool)
         for i in range(b):
             rel_block[i, relevant[start + i]] = True
         hits = metrics.hit_matrix(ranking, rel_block)
-        per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b]))
-        first_ranks.append(np.where(hits.any(axis=1), hits.argmax(axis=1) + 1, -1))
+        # Rankings stop at TOP_K (every cutoff); a first relevant clip deeper than that is located
+        # by counting the clips that outrank it, from the same query's full score row.
+        first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
+        deep = np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0))
+        if deep.size:
+            rows = start + deep
+            full = (
+                score_matrix[rows]
+                if score_matrix is not None
+                else l2_normalize(query_vectors[rows]) @ normalized_clips.T
+            )
+            for i, row, scores_row in zip(deep, rows, full):
+                first[i] = max(deep_rank(scores_row, relevant[row]), ranking.shape[1])
+        per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b], first))
+        first_ranks.append(np.where(first >= 0, first + 1, -1))
         ranking_parts.append(
             pl.DataFrame(
                 {

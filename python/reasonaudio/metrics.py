@@ -1,8 +1,8 @@
 """Retrieval metrics from full rankings, per query, per task, with bootstrap intervals.
 
 Everything starts from a *hit matrix*: `hits[q, r]` is True when the clip ranked at position `r`
-(0-based) for query `q` is relevant. The ranking must be complete (every clip of the corpus), so
-that MRR and Recall@100 see relevant clips wherever they fall; `n_relevant[q]` counts the
+(0-based) for query `q` is relevant. The ranking must be complete (every clip of the corpus), or
+at least 100 deep with the rank of the first relevant clip given separately for MRR; `n_relevant[q]` counts the
 relevant clips of query q in the whole corpus (the ideal DCG and the recall denominator).
 
 Definitions (binary relevance):
@@ -32,8 +32,14 @@ def hit_matrix(ranking: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     return np.take_along_axis(relevant, ranking, axis=1)
 
 
-def per_query(hits: np.ndarray, n_relevant: np.ndarray) -> dict[str, np.ndarray]:
-    """Every metric of METRIC_NAMES for each query (float64 arrays of length n_queries)."""
+def per_query(
+    hits: np.ndarray, n_relevant: np.ndarray, first_relevant_rank: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Every metric of METRIC_NAMES for each query (float64 arrays of length n_queries).
+
+    `hits` may be cut at a depth >= 100 (every cutoff here); then `first_relevant_rank` (0-based,
+    -1 when the query has no relevant clip) supplies MRR for queries whose first hit lies deeper.
+    """
     hits = np.asarray(hits, dtype=bool)
     n_relevant = np.asarray(n_relevant, dtype=np.int64)
     if hits.ndim != 2 or hits.shape[0] != n_relevant.shape[0]:
@@ -55,9 +61,13 @@ def per_query(hits: np.ndarray, n_relevant: np.ndarray) -> dict[str, np.ndarray]
         found = cum_hits[:, min(k, depth) - 1] if depth else np.zeros(len(n_relevant))
         out[f"recall@{k}"] = np.where(n_relevant > 0, found / denom, 0.0)
 
-    any_hit = hits.any(axis=1)
-    first = np.argmax(hits, axis=1)
-    out["mrr"] = np.where(any_hit, 1.0 / (first + 1.0), 0.0)
+    if first_relevant_rank is None:
+        any_hit = hits.any(axis=1)
+        first = np.argmax(hits, axis=1)
+    else:
+        first = np.asarray(first_relevant_rank, dtype=np.int64)
+        any_hit = first >= 0
+    out["mrr"] = np.where(any_hit, 1.0 / (np.maximum(first, 0) + 1.0), 0.0)
     return out
 
 
