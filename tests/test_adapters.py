@@ -183,3 +183,9 @@ def test_minilm_two_stage(bench) -> None:
     assert result.per_query["first_relevant_rank"].mean() < 3.0
     with pytest.raises(UserError, match="cannot embed audio"):
         load_model("st:minilm").encode_audio(c.paths[:1])
+
+
+def test_qwen2audio_captioner_missing_directory(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    with pytest.raises(UserError, match="no such Qwen2-Audio model directory"):
+        load_model(f"two-stage:qwen2audio={tmp_path / 'none'}+bm25")
