@@ -109,3 +109,101 @@ def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmar
             continue
         tables[name] = read_table(root / f"{name}.parquet", columns)
     return Benchmark(root=root, manifest=manifest, **tables)
+
+
+BEIR_PATH_KEYS = ("path", "audio", "audio_path", "file")
+
+
+def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
+    """Load a local BEIR/MTEB-style retrieval folder whose corpus rows name audio files.
+
+    Expects `corpus.jsonl` (rows `_id` + one of `path`/`audio`/`audio_path`/`file`, relative to the
+    folder or absolute), `queries.jsonl` (`_id`, `text`, optional `task`) and `qrels/<split>.tsv`
+    (`query-id  corpus-id  score`, header optional). Queries without a `task` go to one task "all".
+    There are no events or two-option pairs in this layout, so those tables are empty.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise UserError(f"{root}: not a directory")
+
+    def read_jsonl(file: Path) -> list[dict]:
+        if not file.is_file():
+            raise UserError(f"{file}: file not found (BEIR layout needs corpus.jsonl, queries.jsonl, qrels/{split}.tsv)")
+        rows = []
+        for lineno, line in enumerate(file.read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise UserError(f"{file}: line {lineno}: invalid JSON ({err.msg})") from None
+            if not isinstance(row, dict) or "_id" not in row:
+                raise UserError(f"{file}: line {lineno}: expected an object with an '_id' field")
+            rows.append(row)
+        return rows
+
+    corpus_file = root / "corpus.jsonl"
+    clip_ids, paths = [], []
+    for lineno, row in enumerate(read_jsonl(corpus_file), start=1):
+        key = next((k for k in BEIR_PATH_KEYS if row.get(k)), None)
+        if key is None:
+            raise UserError(
+                f"{corpus_file}: row {lineno} ({row['_id']!r}) names no audio file; expected one of {', '.join(BEIR_PATH_KEYS)}"
+            )
+        clip_ids.append(str(row["_id"]))
+        paths.append(str(row[key]))
+    queries_file = root / "queries.jsonl"
+    query_rows = read_jsonl(queries_file)
+    for lineno, row in enumerate(query_rows, start=1):
+        if not isinstance(row.get("text"), str):
+            raise UserError(f"{queries_file}: row {lineno} ({row['_id']!r}) has no 'text' string")
+    qrels_file = root / "qrels" / f"{split}.tsv"
+    if not qrels_file.is_file():
+        raise UserError(f"{qrels_file}: file not found")
+    qrel_rows = []
+    for lineno, line in enumerate(qrels_file.read_text().splitlines(), start=1):
+        fields = line.rstrip("\n").split("\t")
+        if not line.strip() or (lineno == 1 and fields[0].lower() in ("query-id", "query_id", "qid")):
+            continue
+        if len(fields) < 3:
+            raise UserError(f"{qrels_file}: line {lineno}: expected 'query-id<TAB>corpus-id<TAB>score'")
+        try:
+            score = int(float(fields[2]))
+        except ValueError:
+            raise UserError(f"{qrels_file}: line {lineno}: score {fields[2]!r} is not a number") from None
+        if score > 0:
+            qrel_rows.append((fields[0], fields[1], score))
+
+    def empty(name: str) -> pl.DataFrame:
+        return pl.DataFrame({c: [] for c in TABLE_COLUMNS[name]})
+
+    clips = pl.DataFrame(
+        {"clip_id": clip_ids, "path": paths, "pattern": [None] * len(paths), "duration_s": [None] * len(paths),
+         "n_events": [None] * len(paths)},
+        schema_overrides={"pattern": pl.Utf8, "duration_s": pl.Float64, "n_events": pl.Int64},
+    )
+    queries = pl.DataFrame(
+        {
+            "query_id": [str(r["_id"]) for r in query_rows],
+            "task": [str(r.get("task") or "all") for r in query_rows],
+            "text": [r["text"] for r in query_rows],
+            "logic": [json.dumps(r["logic"]) if "logic" in r else None for r in query_rows],
+        },
+        schema_overrides={"logic": pl.Utf8},
+    )
+    qrels = pl.DataFrame(
+        {"query_id": [r[0] for r in qrel_rows], "clip_id": [r[1] for r in qrel_rows], "relevance": [r[2] for r in qrel_rows]},
+        schema={"query_id": pl.Utf8, "clip_id": pl.Utf8, "relevance": pl.Int64},
+    )
+    mc = pl.DataFrame(schema={c: pl.Utf8 for c in TABLE_COLUMNS["mc"]})
+    manifest = {
+        "format_version": "beir",
+        "tool_version": None,
+        "seed": None,
+        "sample_rate": None,
+        "params": {"source": "beir", "split": split},
+        "counts": {"clips": clips.height, "queries": queries.height, "qrels": qrels.height},
+        "hashes": {},
+    }
+    return Benchmark(root=root, manifest=manifest, atoms=empty("atoms"), clips=clips, events=empty("events"),
+                     queries=queries, qrels=qrels, mc=mc)

@@ -1,6 +1,60 @@
-"""`reasonaudio eval` (placeholder until its owner lands it)."""
+"""`reasonaudio eval BENCH --model SPEC --out RESULTS`: measure a retrieval model on a benchmark."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+MODEL_HELP = (
+    "model spec, NAME[:ARG]: clap:DIR | st:DIR | st:minilm | two-stage:CAPTIONER+RANKER "
+    "(captioner oracle | captions=FILE | qwen2audio=DIR; ranker minilm | st=DIR | bm25) | "
+    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | random[:SEED] | oracle"
+)
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("eval", help="(not implemented yet)")
-    parser.set_defaults(func=lambda args: (_ for _ in ()).throw(NotImplementedError("eval")))
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate a text-to-audio retrieval model on a benchmark",
+        description="Rank every clip for every query, compute Acc@1 / nDCG@10 / Recall@k / MRR per task "
+        "with bootstrap intervals, run the two-option test, and write results.json, report.md, "
+        "per-query rankings and figures. BENCH is a benchmark directory or a BEIR-style folder "
+        "(corpus.jsonl, queries.jsonl, qrels/test.tsv).",
+    )
+    parser.add_argument("bench", type=Path, help="benchmark directory (or BEIR folder)")
+    parser.add_argument("--model", required=True, help=MODEL_HELP)
+    parser.add_argument("--out", required=True, type=Path, help="results directory (replaced atomically)")
+    parser.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
+    parser.add_argument("--search-batch", type=int, default=256, help="queries per FAISS search batch (default 256)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for bootstrap, random baseline and t-SNE")
+    parser.add_argument("--device", default=None, help="torch device for neural adapters (default: cuda if available)")
+    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reasonaudio.errors import UserError
+    from reasonaudio.evaluate import evaluate
+    from reasonaudio.report import write_results
+    from reasonaudio.retrieval import load_any_benchmark
+    from reasonaudio.retrieval.base import ModelOptions, load_model
+
+    if args.batch_size < 1 or args.search_batch < 1:
+        raise UserError("--batch-size and --search-batch must be at least 1")
+    if args.bootstrap < 0:
+        raise UserError("--bootstrap must be >= 0")
+    benchmark = load_any_benchmark(args.bench)
+    options = ModelOptions(batch_size=args.batch_size, seed=args.seed, device=args.device, progress=not args.quiet)
+    model = load_model(args.model, options)
+    result = evaluate(
+        benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet
+    )
+    out = write_results(result, args.out, figures=not args.no_figures, seed=args.seed)
+    acc = result.summary["acc@1"]["Avg"]["mean"]
+    ndcg = result.summary["ndcg@10"]["Avg"]["mean"]
+    two = result.two_option.get("accuracy", {}).get("Avg", {}).get("mean")
+    extra = f", two-option {100 * two:.1f}%" if two is not None else ""
+    print(f"{args.model}: Avg Acc@1 {100 * acc:.1f}%, nDCG@10 {100 * ndcg:.1f}%{extra} -> {out / 'report.md'}")
+    return 0

@@ -1,0 +1,43 @@
+"""Text-to-audio retrieval: model adapters (`base`, `adapters/`) and exhaustive FAISS ranking (`index`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reasonaudio.errors import UserError
+from reasonaudio.retrieval.base import (
+    ClipSet,
+    EmbeddingModel,
+    ModelOptions,
+    QuerySet,
+    RetrievalModel,
+    ScoringModel,
+    load_model,
+    model_names,
+    parse_spec,
+)
+
+__all__ = [
+    "ClipSet",
+    "EmbeddingModel",
+    "ModelOptions",
+    "QuerySet",
+    "RetrievalModel",
+    "ScoringModel",
+    "load_any_benchmark",
+    "load_model",
+    "model_names",
+    "parse_spec",
+]
+
+
+def load_any_benchmark(path: str | Path):
+    """A benchmark directory (manifest.json) or a BEIR-style folder (corpus.jsonl)."""
+    from reasonaudio.dataset import load_beir, load_benchmark
+
+    root = Path(path)
+    if (root / "manifest.json").is_file():
+        return load_benchmark(root)
+    if (root / "corpus.jsonl").is_file():
+        return load_beir(root)
+    raise UserError(f"{root}: neither a benchmark directory (manifest.json) nor a BEIR folder (corpus.jsonl)")

@@ -1,0 +1,276 @@
+"""Two-stage retrieval: caption every clip (audio -> text), then rank captions against the queries.
+
+`two-stage:CAPTIONER+RANKER`
+- CAPTIONER: `oracle` (true events in time order, from events.parquet + atom phrases),
+  `oracle-timed` (the same with each event's duration), `captions=FILE` (captions made elsewhere:
+  JSON object {clip_id: caption}, JSON list / JSONL of {clip_id, caption}, or CSV with columns
+  clip_id, caption), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory).
+- RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine) or `bm25` (rank-bm25 Okapi BM25 over
+  lower-cased word tokens of the captions, one score per query and clip).
+
+With the oracle captioner, every caption is correct, so what is left is the text side's reasoning:
+comparing a run with `oracle` and with a real captioner separates captioning from reasoning failures.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from tqdm.auto import tqdm
+
+from reasonaudio.errors import UserError
+from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet, ScoringModel, require
+
+# ---------------------------------------------------------------------------------------------
+# Captioners
+
+
+class Captioner(ABC):
+    def prepare(self, benchmark) -> None:  # noqa: B027 - optional hook
+        pass
+
+    @abstractmethod
+    def caption(self, clips: ClipSet) -> list[str]: ...
+
+
+def describe_events(events: list[tuple[str, int, int]], *, sample_rate: int | None = None) -> str:
+    """Caption a clip from (phrase, onset, offset) events.
+
+    Events are taken in onset order and grouped into runs of mutually chained overlaps; runs are
+    joined with ", then " and the events of one run with " while " (the second) and
+    " together with " (any further ones). With `sample_rate`, each phrase gets "for X.X s".
+    """
+    if not events:
+        return "silence"
+    ordered = sorted(events, key=lambda e: (e[1], e[2], e[0]))
+    groups: list[list[tuple[str, int, int]]] = []
+    group_end = None
+    for event in ordered:
+        if groups and group_end is not None and event[1] < group_end:
+            groups[-1].append(event)
+            group_end = max(group_end, event[2])
+        else:
+            groups.append([event])
+            group_end = event[2]
+
+    def phrase(event: tuple[str, int, int]) -> str:
+        if sample_rate:
+            return f"{event[0]} for {(event[2] - event[1]) / sample_rate:.1f} s"
+        return event[0]
+
+    parts = []
+    for group in groups:
+        text = phrase(group[0])
+        if len(group) > 1:
+            text += " while " + phrase(group[1])
+        for extra in group[2:]:
+            text += " together with " + phrase(extra)
+        parts.append(text)
+    return ", then ".join(parts)
+
+
+class OracleCaptioner(Captioner):
+    """The clip's true events as text (perfect perception)."""
+
+    def __init__(self, timed: bool = False) -> None:
+        self.timed = timed
+        self.captions: dict[str, str] = {}
+
+    def prepare(self, benchmark) -> None:
+        if benchmark.events.height == 0:
+            raise UserError(f"{benchmark.root}: the oracle captioner needs events.parquet (this benchmark has no events)")
+        phrases = dict(zip(benchmark.atoms["label"].to_list(), benchmark.atoms["phrase"].to_list()))
+        missing = sorted(set(benchmark.events["label"].unique().to_list()) - set(phrases))
+        if missing:
+            raise UserError(f"{benchmark.root / 'atoms.parquet'}: no phrase for label(s) {', '.join(missing[:5])}")
+        sample_rate = benchmark.sample_rate if self.timed else None
+        grouped = benchmark.events.select("clip_id", "label", "onset_sample", "offset_sample").group_by(
+            "clip_id", maintain_order=True
+        ).agg(pl.all())
+        self.captions = {
+            str(row["clip_id"]): describe_events(
+                [(phrases[l], on, off) for l, on, off in zip(row["label"], row["onset_sample"], row["offset_sample"])],
+                sample_rate=sample_rate,
+            )
+            for row in grouped.iter_rows(named=True)
+        }
+
+    def caption(self, clips: ClipSet) -> list[str]:
+        return [self.captions.get(cid, "silence") for cid in clips.ids]
+
+
+class FileCaptioner(Captioner):
+    """Captions a user made elsewhere, keyed by clip_id."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.captions = self._read(path)
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, str]:
+        if not path.is_file():
+            raise UserError(f"{path}: captions file not found")
+        suffix = path.suffix.lower()
+        rows: list[dict]
+        try:
+            if suffix == ".json":
+                data = json.loads(path.read_text())
+                if isinstance(data, dict):
+                    return {str(k): str(v) for k, v in data.items()}
+                rows = data
+            elif suffix == ".jsonl":
+                rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            elif suffix in (".csv", ".tsv"):
+                with open(path, newline="") as fh:
+                    rows = list(csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ","))
+            else:
+                raise UserError(f"{path}: captions must be .json, .jsonl, .csv or .tsv")
+        except json.JSONDecodeError as err:
+            raise UserError(f"{path}: invalid JSON at line {err.lineno}: {err.msg}") from None
+        captions = {}
+        for index, row in enumerate(rows, start=1):
+            text = row.get("caption", row.get("text")) if isinstance(row, dict) else None
+            if not isinstance(row, dict) or "clip_id" not in row or text is None:
+                raise UserError(f"{path}: row {index}: expected fields 'clip_id' and 'caption' (or 'text')")
+            captions[str(row["clip_id"])] = str(text)
+        return captions
+
+    def caption(self, clips: ClipSet) -> list[str]:
+        missing = [c for c in clips.ids if c not in self.captions]
+        if missing:
+            raise UserError(f"{self.path}: no caption for {len(missing)} clip(s), e.g. {', '.join(map(repr, missing[:5]))}")
+        return [self.captions[c] for c in clips.ids]
+
+
+class Qwen2AudioCaptioner(Captioner):
+    """An audio-LM (Qwen2-Audio class) from a local directory, greedy decoding (deterministic)."""
+
+    PROMPT = "<|audio_bos|><|AUDIO|><|audio_eos|>Describe every sound in this clip in the order it happens:"
+
+    def __init__(self, path: Path, options: ModelOptions, max_new_tokens: int = 64) -> None:
+        from reasonaudio.retrieval.adapters.text import hf_offline
+        from reasonaudio.retrieval.base import torch_device
+
+        transformers = require("transformers")
+        self.torch = require("torch")
+        if not path.is_dir():
+            raise UserError(f"{path}: no such Qwen2-Audio model directory")
+        self.device = torch_device(options)
+        with hf_offline():
+            try:
+                self.processor = transformers.AutoProcessor.from_pretrained(str(path), local_files_only=True)
+                self.model = transformers.Qwen2AudioForConditionalGeneration.from_pretrained(
+                    str(path), local_files_only=True
+                ).to(self.device).eval()
+            except (OSError, ValueError) as err:
+                raise UserError(f"{path}: cannot load a Qwen2-Audio model and processor ({err})") from None
+        self.sample_rate = int(self.processor.feature_extractor.sampling_rate)
+        self.max_seconds = float(getattr(self.processor.feature_extractor, "chunk_length", 30))
+        self.options = options
+        self.max_new_tokens = max_new_tokens
+
+    def caption(self, clips: ClipSet) -> list[str]:
+        from reasonaudio.retrieval.adapters.audio import load_mono
+
+        out: list[str] = []
+        tok = self.processor.tokenizer
+        for start in tqdm(range(0, len(clips.paths), self.options.batch_size), desc="caption", unit="batch",
+                          disable=not self.options.progress):
+            paths = clips.paths[start : start + self.options.batch_size]
+            audio = [load_mono(p, self.sample_rate, self.max_seconds) for p in paths]
+            inputs = self.processor(text=[self.PROMPT] * len(audio), audio=audio, sampling_rate=self.sample_rate,
+                                    return_tensors="pt", padding=True)
+            inputs = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in inputs.items()}
+            with self.torch.no_grad():
+                generated = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                                pad_token_id=tok.pad_token_id or tok.eos_token_id)
+            new_tokens = generated[:, inputs["input_ids"].shape[1] :]
+            out += [t.strip() for t in tok.batch_decode(new_tokens, skip_special_tokens=True)]
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Two-stage models
+
+TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    return TOKEN.findall(text.lower())
+
+
+class TwoStageEmbedding(EmbeddingModel):
+    """Captions embedded by a text encoder; queries embedded by the same encoder."""
+
+    def __init__(self, captioner: Captioner, encoder) -> None:
+        self.captioner = captioner
+        self.encoder = encoder
+        self.captions: list[str] = []
+
+    def prepare(self, benchmark) -> None:
+        self.captioner.prepare(benchmark)
+
+    def encode_text(self, texts: list[str]) -> np.ndarray:
+        return self.encoder.encode(texts)
+
+    def encode_audio(self, paths: list[Path]) -> np.ndarray:
+        raise UserError("two-stage models caption clips by id; call encode_clips")
+
+    def encode_clips(self, clips: ClipSet) -> np.ndarray:
+        self.captions = self.captioner.caption(clips)
+        return self.encoder.encode(self.captions)
+
+
+class TwoStageBM25(ScoringModel):
+    """Okapi BM25 (rank-bm25) of each query's tokens over the caption tokens."""
+
+    def __init__(self, captioner: Captioner) -> None:
+        self.captioner = captioner
+        self.captions: list[str] = []
+
+    def prepare(self, benchmark) -> None:
+        self.captioner.prepare(benchmark)
+
+    def score(self, queries: QuerySet, clips: ClipSet) -> np.ndarray:
+        rank_bm25 = require("rank_bm25", extra="eval")
+        self.captions = self.captioner.caption(clips)
+        # rank-bm25 divides by the mean document length; an all-empty corpus would divide by zero
+        corpus = [tokenize(c) or ["<empty>"] for c in self.captions]
+        bm25 = rank_bm25.BM25Okapi(corpus)
+        return np.stack([bm25.get_scores(tokenize(q)) for q in queries.texts]).astype(np.float32)
+
+
+def _captioner(spec: str, options: ModelOptions) -> Captioner:
+    name, sep, value = spec.partition("=")
+    if name == "oracle" and not sep:
+        return OracleCaptioner()
+    if name == "oracle-timed" and not sep:
+        return OracleCaptioner(timed=True)
+    if name == "captions" and value:
+        return FileCaptioner(Path(value))
+    if name == "qwen2audio" and value:
+        return Qwen2AudioCaptioner(Path(value), options)
+    raise UserError(f"two-stage captioner {spec!r}: expected oracle, oracle-timed, captions=FILE or qwen2audio=DIR")
+
+
+def from_spec(argument: str | None, options: ModelOptions):
+    if not argument or "+" not in argument:
+        raise UserError("--model two-stage:CAPTIONER+RANKER, e.g. two-stage:oracle+minilm or two-stage:captions=caps.json+bm25")
+    captioner_spec, _, ranker = argument.rpartition("+")
+    from reasonaudio.retrieval.adapters.text import TextEncoder
+
+    if ranker == "bm25":
+        return TwoStageBM25(_captioner(captioner_spec, options))
+    if ranker == "minilm":
+        encoder = TextEncoder("minilm", options)
+    elif ranker.startswith(("st=", "st:")) and len(ranker) > 3:
+        encoder = TextEncoder(ranker[3:], options)
+    else:
+        raise UserError(f"two-stage ranker {ranker!r}: expected minilm, st=DIR or bm25")
+    return TwoStageEmbedding(_captioner(captioner_spec, options), encoder)

@@ -1,0 +1,159 @@
+"""`reasonaudio eval` / `reasonaudio report` end to end on the fixture benchmark, and the FAISS ranking."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalfixture
+from reasonaudio.cli import main
+from reasonaudio.dataset import load_beir, load_benchmark
+from reasonaudio.evaluate import evaluate
+from reasonaudio.retrieval import load_model
+from reasonaudio.retrieval.index import rank_embeddings, rank_scores
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory) -> Path:
+    return evalfixture.write_fixture(tmp_path_factory.mktemp("bench") / "bench")
+
+
+def test_oracle_end_to_end(bench: Path, tmp_path: Path) -> None:
+    out = tmp_path / "oracle"
+    assert main(["eval", str(bench), "--model", "oracle", "--out", str(out), "--bootstrap", "50", "--quiet"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["model"] == "oracle"
+    assert results["summary"]["acc@1"]["Avg"]["mean"] == 1.0
+    assert results["summary"]["ndcg@10"]["Avg"]["mean"] == 1.0
+    for task in ("negation", "order", "overlap", "duration", "mix"):
+        assert results["summary"]["acc@1"][task]["mean"] == 1.0
+    assert results["two_option"]["accuracy"]["Avg"]["mean"] == 1.0
+    import hashlib
+
+    assert results["manifest_hash"] == hashlib.sha256((bench / "manifest.json").read_bytes()).hexdigest()
+    rankings = pl.read_parquet(out / "rankings.parquet")
+    n_clips = len(evalfixture.CLIPS)
+    assert rankings.height == len(evalfixture.QUERIES) * n_clips  # top-100 capped at the corpus size
+    top1 = rankings.filter(pl.col("rank") == 1)
+    assert top1["relevant"].all()
+    report = (out / "report.md").read_text()
+    assert "| `oracle` | 100.0 | 100.0 |" in report
+    assert (out / "figures" / "tasks.png").stat().st_size > 0
+    assert (out / "figures" / "two_option.png").stat().st_size > 0
+    assert not (out / "figures" / "tsne.png").exists()  # scoring model: nothing to embed
+    assert not list(tmp_path.glob(".oracle.tmp-*"))
+
+
+def test_random_end_to_end_is_deterministic(bench: Path, tmp_path: Path) -> None:
+    args = ["eval", str(bench), "--model", "random", "--bootstrap", "100", "--seed", "7", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b"), "--no-figures"]) == 0
+    a = json.loads((tmp_path / "a" / "results.json").read_text())
+    b = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert a["summary"] == b["summary"] and a["two_option"] == b["two_option"]
+    assert (tmp_path / "a" / "figures" / "tsne.png").stat().st_size > 0
+    per_query = pl.read_parquet(tmp_path / "a" / "per_query.parquet")
+    assert per_query.height == len(evalfixture.QUERIES)
+    # the metrics agree with the written ranking
+    rankings = pl.read_parquet(tmp_path / "a" / "rankings.parquet")
+    for qid, acc in zip(per_query["query_id"], per_query["acc@1"]):
+        top = rankings.filter((pl.col("query_id") == qid) & (pl.col("rank") == 1))
+        assert float(top["relevant"][0]) == acc
+        assert top["clip_id"][0] in evalfixture.relevant_clips(qid) or acc == 0.0
+    two = pl.read_parquet(tmp_path / "a" / "two_option.parquet")
+    assert set(two["accuracy"].unique().to_list()) <= {0.0, 0.5, 1.0}
+
+
+def test_report_compares_two_runs(bench: Path, tmp_path: Path) -> None:
+    for model in ("oracle", "random"):
+        assert main(["eval", str(bench), "--model", model, "--out", str(tmp_path / model), "--bootstrap", "0",
+                     "--no-figures", "--quiet"]) == 0
+    out = tmp_path / "cmp"
+    assert main(["report", str(tmp_path / "oracle"), str(tmp_path / "random"), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "| `oracle` |" in text and "| `random` |" in text
+    assert "share one benchmark" in text
+    assert (out / "comparison.png").stat().st_size > 0
+
+
+def test_report_rejects_non_results(tmp_path: Path, capsys) -> None:
+    (tmp_path / "x").mkdir()
+    assert main(["report", str(tmp_path / "x"), "--out", str(tmp_path / "o")]) == 2
+    assert "no results.json" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_model_is_a_user_error(bench: Path, tmp_path: Path, capsys) -> None:
+    assert main(["eval", str(bench), "--model", "nosuch:thing", "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "unknown model 'nosuch'" in capsys.readouterr().err
+
+
+def test_beir_folder(bench: Path) -> None:
+    beir = load_beir(bench / "beir")
+    assert beir.queries["task"].unique().to_list() == ["all"]
+    result = evaluate(beir, load_model("oracle"), n_boot=0, progress=False)
+    assert result.task_order == ["all"]
+    assert result.summary["acc@1"]["all"]["mean"] == 1.0
+    assert result.two_option_pairs.height == 0
+
+
+def test_faiss_ties_broken_by_clip_index() -> None:
+    # exactly representable scores, so every BLAS kernel agrees on the ties
+    clips = np.array([[0, 1], [1, 0], [0, 1], [1, 0], [0, 0], [1, 0]], dtype=np.float32)
+    queries = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)
+    (start, scores, ranking), = list(rank_embeddings(queries, clips))
+    assert start == 0
+    assert ranking[0].tolist() == [1, 3, 5, 0, 2, 4]
+    assert ranking[1].tolist() == [0, 2, 1, 3, 4, 5]
+    assert ranking[2].tolist() == [0, 1, 2, 3, 5, 4]  # zero vector last
+    (_, _, from_scores), = list(rank_scores(np.array([[0.5, 1, 0.5, 1]], dtype=np.float32)))
+    assert from_scores[0].tolist() == [1, 3, 0, 2]
+
+
+def test_faiss_batches_give_same_ranking_as_numpy() -> None:
+    rng = np.random.default_rng(0)
+    q, c = rng.standard_normal((37, 16)).astype(np.float32), rng.standard_normal((50, 16)).astype(np.float32)
+    parts = list(rank_embeddings(q, c, batch_size=8))
+    assert [p[0] for p in parts] == [0, 8, 16, 24, 32]
+    ranking = np.concatenate([p[2] for p in parts])
+    qn = q / np.linalg.norm(q, axis=1, keepdims=True)
+    cn = c / np.linalg.norm(c, axis=1, keepdims=True)
+    np.testing.assert_array_equal(ranking, np.argsort(-(qn @ cn.T), axis=1, kind="stable"))
+
+
+def test_eval_result_two_option_uses_ranking_scores(bench: Path) -> None:
+    result = evaluate(load_benchmark(bench), load_model("random:3"), n_boot=0, progress=False)
+    pairs = result.two_option_pairs
+    scores = {(q, c): s for q, c, s in zip(result.rankings["query_id"], result.rankings["clip_id"], result.rankings["score"])}
+    for row in pairs.iter_rows(named=True):
+        assert row["positive_score"] == pytest.approx(scores[(row["query_id"], row["positive_clip_id"])], abs=1e-5)
+        assert row["negative_score"] == pytest.approx(scores[(row["query_id"], row["negative_clip_id"])], abs=1e-5)
+
+
+def test_cut_rankings_give_the_same_metrics_as_complete_ones() -> None:
+    from reasonaudio import metrics
+    from reasonaudio.retrieval.index import deep_rank
+
+    rng = np.random.default_rng(5)
+    # coarse scores make many exact ties, including across the cut at 100
+    q = rng.integers(-2, 3, size=(30, 4)).astype(np.float32)
+    c = rng.integers(-2, 3, size=(400, 4)).astype(np.float32)
+    relevant = rng.random((30, 400)) < 0.01
+    relevant[np.arange(30), rng.integers(0, 400, 30)] = True
+    full = [p for p in rank_embeddings(q, c)]
+    cut = [p for p in rank_embeddings(q, c, depth=100)]
+    full_rank = np.concatenate([p[2] for p in full])
+    cut_rank = np.concatenate([p[2] for p in cut])
+    np.testing.assert_array_equal(cut_rank, full_rank[:, :100])
+    from reasonaudio.retrieval.index import l2_normalize
+
+    scores = l2_normalize(q) @ l2_normalize(c).T
+    first = np.array([deep_rank(scores[i], np.flatnonzero(relevant[i])) for i in range(30)])
+    reference = metrics.per_query(metrics.hit_matrix(full_rank, relevant), relevant.sum(1))
+    ours = metrics.per_query(metrics.hit_matrix(cut_rank, relevant), relevant.sum(1), first)
+    for name in metrics.METRIC_NAMES:
+        np.testing.assert_allclose(ours[name], reference[name])
