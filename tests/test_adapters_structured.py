@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import polars as pl
 import pytest
 
@@ -30,7 +32,7 @@ def test_unreadable_text_scores_nothing(bench) -> None:
     odd = bench.queries.with_columns(
         pl.when(pl.col("query_id") == bench.queries["query_id"][0]).then(pl.lit("something else entirely")).otherwise(pl.col("text")).alias("text")
     )
-    bench.queries = odd
+    bench = dataclasses.replace(bench, queries=odd)
     model = load_model("structured")
     result = evaluate(bench, model, n_boot=0, progress=False)
     assert model.unparsed == [bench.queries["query_id"][0]]
