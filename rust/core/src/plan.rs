@@ -54,8 +54,8 @@ impl Default for PlanParams {
             duration_bins: vec![(0.6, 1.4), (2.6, 3.4), (4.6, 6.0)],
             duration_weights: vec![0.45, 0.35, 0.20],
             native_probability: 0.5,
-            gap_s: (0.6, 1.6),
-            edge_silence_s: (0.2, 0.8),
+            gap_s: (0.6, 1.2),
+            edge_silence_s: (0.2, 0.6),
             gain_db: (-6.0, 0.0),
             overlap_probability: 0.5,
         }
