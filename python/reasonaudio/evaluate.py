@@ -20,6 +20,7 @@ from reasonaudio.retrieval.base import (
     ScoringModel,
     as_float32_matrix,
 )
+from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
 from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_embeddings, rank_scores
 
 TOP_K = 100
@@ -40,6 +41,7 @@ class EvalResult:
     settings: dict = field(default_factory=dict)
     query_vectors: np.ndarray | None = None  # normalised; embedding models only
     clip_vectors: np.ndarray | None = None
+    captions: pl.DataFrame | None = None  # clip_id, caption; two-stage models only
 
 
 def manifest_hash(benchmark: Benchmark) -> str:
@@ -203,4 +205,5 @@ def evaluate(
         settings={"batch_size": batch_size, "bootstrap": n_boot, "seed": seed, "top_k": top},
         query_vectors=l2_normalize(query_vectors) if keep_vectors and query_vectors is not None else None,
         clip_vectors=l2_normalize(clip_vectors) if keep_vectors and clip_vectors is not None else None,
+        captions=model.caption_table() if isinstance(model, CaptioningModel) else None,
     )

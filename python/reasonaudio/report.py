@@ -9,6 +9,8 @@ report.md           the study-shaped tables (tasks x Acc@1 / nDCG@10 + Avg; two-
 per_query.parquet   one row per query: every metric, rank of the first relevant clip, n relevant
 rankings.parquet    top-100 clips per query: query_id, rank (1-based), clip_id, score, relevant
 two_option.parquet  one row per pair: both scores and the outcome
+captions.parquet    two-stage models only: clip_id, caption (what the captioner said; reusable as
+                    `two-stage:captions=captions.parquet+RANKER`)
 figures/            tasks.png, two_option.png, tsne.png (embedding models only)
 ```
 Everything is written to a temporary sibling directory first and renamed into place.
@@ -199,6 +201,8 @@ def write_results(result, out: Path, *, figures: bool = True, tsne_queries: int 
         result.per_query.write_parquet(tmp / "per_query.parquet")
         result.rankings.write_parquet(tmp / "rankings.parquet")
         result.two_option_pairs.write_parquet(tmp / "two_option.parquet")
+        if result.captions is not None:
+            result.captions.write_parquet(tmp / "captions.parquet")
         if figures:
             (tmp / "figures").mkdir()
             task_bars([run], tmp / "figures" / "tasks.png")

@@ -3,8 +3,9 @@
 `two-stage:CAPTIONER+RANKER`
 - CAPTIONER: `oracle` (true events in time order, from events.parquet + atom phrases),
   `oracle-timed` (the same with each event's duration), `captions=FILE` (captions made elsewhere:
-  JSON object {clip_id: caption}, JSON list / JSONL of {clip_id, caption}, or CSV with columns
-  clip_id, caption), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory).
+  JSON object {clip_id: caption}, JSON list / JSONL of {clip_id, caption}, or CSV / TSV / parquet
+  with columns clip_id, caption -- the `captions.parquet` that `reasonaudio eval` writes for every
+  two-stage run is one), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory).
 - RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine) or `bm25` (rank-bm25 Okapi BM25 over
   lower-cased word tokens of the captions, one score per query and clip).
 
@@ -126,11 +127,13 @@ class FileCaptioner(Captioner):
                 rows = data
             elif suffix == ".jsonl":
                 rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            elif suffix == ".parquet":
+                rows = FileCaptioner._parquet_rows(path)
             elif suffix in (".csv", ".tsv"):
                 with open(path, newline="") as fh:
                     rows = list(csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ","))
             else:
-                raise UserError(f"{path}: captions must be .json, .jsonl, .csv or .tsv")
+                raise UserError(f"{path}: captions must be .json, .jsonl, .csv, .tsv or .parquet")
         except json.JSONDecodeError as err:
             raise UserError(f"{path}: invalid JSON at line {err.lineno}: {err.msg}") from None
         captions = {}
@@ -141,6 +144,17 @@ class FileCaptioner(Captioner):
             captions[str(row["clip_id"])] = str(text)
         return captions
 
+    @staticmethod
+    def _parquet_rows(path: Path) -> list[dict]:
+        try:
+            frame = pl.read_parquet(path)
+        except (OSError, pl.exceptions.PolarsError) as err:
+            raise UserError(f"{path}: cannot read parquet ({err})") from None
+        text = "caption" if "caption" in frame.columns else "text"
+        if "clip_id" not in frame.columns or text not in frame.columns:
+            raise UserError(f"{path}: expected columns 'clip_id' and 'caption' (or 'text'), found {frame.columns}")
+        return frame.select("clip_id", text).to_dicts()
+
     def caption(self, clips: ClipSet) -> list[str]:
         missing = [c for c in clips.ids if c not in self.captions]
         if missing:
@@ -149,11 +163,18 @@ class FileCaptioner(Captioner):
 
 
 class Qwen2AudioCaptioner(Captioner):
-    """An audio-LM (Qwen2-Audio class) from a local directory, greedy decoding (deterministic)."""
+    """An audio-LM (Qwen2-Audio class) from a local directory, greedy decoding (deterministic).
 
-    PROMPT = "<|audio_bos|><|AUDIO|><|audio_eos|>Describe every sound in this clip in the order it happens:"
+    Each clip is read as mono, resampled to the feature extractor's rate and cropped to its window
+    (30 s for Whisper features). The prompt goes through the processor's chat template when it has
+    one (the Instruct checkpoints) and is the base model's raw audio-then-instruction format
+    otherwise. Batches are left-padded, so every row's new tokens start at the same position.
+    """
 
-    def __init__(self, path: Path, options: ModelOptions, max_new_tokens: int = 64) -> None:
+    INSTRUCTION = "Describe every sound in this audio clip, in the order the sounds happen."
+    MAX_NEW_TOKENS = 64  # default caption budget; ModelOptions.extra["max_new_tokens"] overrides it
+
+    def __init__(self, path: Path, options: ModelOptions, max_new_tokens: int | None = None) -> None:
         from reasonaudio.retrieval.adapters.text import hf_offline
         from reasonaudio.retrieval.base import torch_device
 
@@ -161,37 +182,65 @@ class Qwen2AudioCaptioner(Captioner):
         self.torch = require("torch")
         if not path.is_dir():
             raise UserError(f"{path}: no such Qwen2-Audio model directory")
+        if max_new_tokens is None:
+            max_new_tokens = options.extra.get("max_new_tokens", self.MAX_NEW_TOKENS)
+        if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
+            raise UserError(f"qwen2audio captioner: max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+        self.max_new_tokens = max_new_tokens
         self.device = torch_device(options)
+        # bfloat16 halves a 7B model's memory on GPU; CPUs are slow at it, so they keep float32
+        dtype = self.torch.bfloat16 if self.device.startswith("cuda") else self.torch.float32
         with hf_offline():
             try:
                 self.processor = transformers.AutoProcessor.from_pretrained(str(path), local_files_only=True)
                 self.model = transformers.Qwen2AudioForConditionalGeneration.from_pretrained(
-                    str(path), local_files_only=True
+                    str(path), local_files_only=True, dtype=dtype
                 ).to(self.device).eval()
             except (OSError, ValueError) as err:
                 raise UserError(f"{path}: cannot load a Qwen2-Audio model and processor ({err})") from None
-        self.sample_rate = int(self.processor.feature_extractor.sampling_rate)
-        self.max_seconds = float(getattr(self.processor.feature_extractor, "chunk_length", 30))
+        extractor = getattr(self.processor, "feature_extractor", None)
+        tokenizer = getattr(self.processor, "tokenizer", None)
+        if extractor is None or tokenizer is None:
+            raise UserError(f"{path}: the processor has no audio feature extractor and tokenizer (not Qwen2-Audio?)")
+        # decoder-only generation appends after the last position: pad on the left
+        tokenizer.padding_side = "left"
+        self.model.padding_side = "left"
+        self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.sample_rate = int(extractor.sampling_rate)
+        self.max_seconds = float(getattr(extractor, "chunk_length", 30))
+        self.prompt = self._prompt()
         self.options = options
-        self.max_new_tokens = max_new_tokens
 
-    def caption(self, clips: ClipSet) -> list[str]:
+    def _prompt(self) -> str:
+        if getattr(self.processor, "chat_template", None):
+            conversation = [{"role": "user", "content": [{"type": "audio", "audio_url": "clip"},
+                                                         {"type": "text", "text": self.INSTRUCTION}]}]
+            return self.processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
+        bos = getattr(self.processor, "audio_bos_token", "<|audio_bos|>")
+        token = getattr(self.processor, "audio_token", "<|AUDIO|>")
+        eos = getattr(self.processor, "audio_eos_token", "<|audio_eos|>")
+        return f"{bos}{token}{eos}{self.INSTRUCTION}"
+
+    def inputs(self, paths: list[Path]):
+        """The processor's model inputs for a batch of clips (on the model's device)."""
         from reasonaudio.retrieval.adapters.audio import load_mono
 
+        audio = [load_mono(p, self.sample_rate, self.max_seconds) for p in paths]
+        inputs = self.processor(text=[self.prompt] * len(audio), audio=audio, sampling_rate=self.sample_rate,
+                                return_tensors="pt", padding=True)
+        return inputs.to(self.device)
+
+    def caption(self, clips: ClipSet) -> list[str]:
         out: list[str] = []
-        tok = self.processor.tokenizer
-        for start in tqdm(range(0, len(clips.paths), self.options.batch_size), desc="caption", unit="batch",
+        batch = self.options.batch_size
+        for start in tqdm(range(0, len(clips.paths), batch), desc="caption", unit="batch",
                           disable=not self.options.progress):
-            paths = clips.paths[start : start + self.options.batch_size]
-            audio = [load_mono(p, self.sample_rate, self.max_seconds) for p in paths]
-            inputs = self.processor(text=[self.PROMPT] * len(audio), audio=audio, sampling_rate=self.sample_rate,
-                                    return_tensors="pt", padding=True)
-            inputs = {k: v.to(self.device) if hasattr(v, "to") else v for k, v in inputs.items()}
-            with self.torch.no_grad():
+            inputs = self.inputs(clips.paths[start : start + batch])
+            with self.torch.inference_mode():
                 generated = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False,
-                                                pad_token_id=tok.pad_token_id or tok.eos_token_id)
+                                                num_beams=1, pad_token_id=self.pad_token_id)
             new_tokens = generated[:, inputs["input_ids"].shape[1] :]
-            out += [t.strip() for t in tok.batch_decode(new_tokens, skip_special_tokens=True)]
+            out += [t.strip() for t in self.processor.batch_decode(new_tokens, skip_special_tokens=True)]
         return out
 
 
@@ -205,13 +254,33 @@ def tokenize(text: str) -> list[str]:
     return TOKEN.findall(text.lower())
 
 
-class TwoStageEmbedding(EmbeddingModel):
+class CaptioningModel:
+    """What both two-stage kinds share: the captions of the last clips they ranked."""
+
+    captions: list[str]
+    caption_ids: list[str]
+
+    def caption_table(self) -> pl.DataFrame:
+        """clip_id, caption of the clips last captioned (loadable back as `captions=FILE.parquet`)."""
+        return pl.DataFrame({"clip_id": self.caption_ids, "caption": self.captions},
+                            schema={"clip_id": pl.Utf8, "caption": pl.Utf8})
+
+    def _caption(self, captioner: Captioner, clips: ClipSet) -> list[str]:
+        captions = captioner.caption(clips)
+        if len(captions) != len(clips.ids):
+            raise UserError(f"{self.spec}: the captioner returned {len(captions)} captions for {len(clips.ids)} clips")
+        self.captions, self.caption_ids = [str(c) for c in captions], list(clips.ids)
+        return self.captions
+
+
+class TwoStageEmbedding(CaptioningModel, EmbeddingModel):
     """Captions embedded by a text encoder; queries embedded by the same encoder."""
 
     def __init__(self, captioner: Captioner, encoder) -> None:
         self.captioner = captioner
         self.encoder = encoder
         self.captions: list[str] = []
+        self.caption_ids: list[str] = []
 
     def prepare(self, benchmark) -> None:
         self.captioner.prepare(benchmark)
@@ -223,23 +292,23 @@ class TwoStageEmbedding(EmbeddingModel):
         raise UserError("two-stage models caption clips by id; call encode_clips")
 
     def encode_clips(self, clips: ClipSet) -> np.ndarray:
-        self.captions = self.captioner.caption(clips)
-        return self.encoder.encode(self.captions)
+        return self.encoder.encode(self._caption(self.captioner, clips))
 
 
-class TwoStageBM25(ScoringModel):
+class TwoStageBM25(CaptioningModel, ScoringModel):
     """Okapi BM25 (rank-bm25) of each query's tokens over the caption tokens."""
 
     def __init__(self, captioner: Captioner) -> None:
         self.captioner = captioner
         self.captions: list[str] = []
+        self.caption_ids: list[str] = []
 
     def prepare(self, benchmark) -> None:
         self.captioner.prepare(benchmark)
 
     def score(self, queries: QuerySet, clips: ClipSet) -> np.ndarray:
         rank_bm25 = require("rank_bm25", extra="eval")
-        self.captions = self.captioner.caption(clips)
+        self._caption(self.captioner, clips)
         # rank-bm25 divides by the mean document length; an all-empty corpus would divide by zero
         corpus = [tokenize(c) or ["<empty>"] for c in self.captions]
         bm25 = rank_bm25.BM25Okapi(corpus)
