@@ -14,3 +14,6 @@ def procedural_atoms(
     """The embedded 200-atom library: (labels, phrases, families, flat audio, offsets[n+1]).
 
     Seed 0 is the default library; other seeds re-render random details (noise, hit timing)."""
+
+def finish_atom(x: npt.NDArray[np.float32], sample_rate: int) -> npt.NDArray[np.float32]:
+    """DC removal, 5 ms edge fades, RMS normalised to -20 dBFS, peaks limited to 0.9."""

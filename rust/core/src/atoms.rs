@@ -76,6 +76,17 @@ pub fn procedural_library_seeded(sample_rate: u32, seed: u64) -> Vec<ProceduralA
         .collect()
 }
 
+/// The finishing every atom gets, for imported sounds too: DC removed (20 Hz
+/// high-pass), 5 ms raised-cosine edge fades, RMS normalised to
+/// `TARGET_RMS_DBFS` and peaks limited to `PEAK_LIMIT` (smooth limiter).
+/// An all-zero input stays all-zero.
+pub fn finish_atom(x: &[f32], sample_rate: u32) -> Vec<f32> {
+    if x.is_empty() {
+        return Vec::new();
+    }
+    finish(x.iter().map(|v| *v as f64).collect(), sample_rate as f64)
+}
+
 fn fnv1a(s: &str) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for b in s.bytes() {

@@ -1,4 +1,4 @@
-use numpy::{IntoPyArray, PyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -39,7 +39,25 @@ fn procedural_atoms(py: Python<'_>, sample_rate: u32, seed: u64) -> PyResult<Ato
     Ok((labels, phrases, families, audio.into_pyarray_bound(py), offsets.into_pyarray_bound(py)))
 }
 
+/// DC removal, 5 ms edge fades, RMS normalisation to -20 dBFS and a smooth
+/// peak limiter to 0.9: the finishing every library atom gets.
+#[pyfunction]
+#[pyo3(signature = (x, sample_rate))]
+fn finish_atom<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray1<'py, f32>,
+    sample_rate: u32,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let samples = x.as_array().to_vec();
+    if samples.iter().any(|v| !v.is_finite()) {
+        return Err(PyValueError::new_err("finish_atom: input contains NaN or infinite samples"));
+    }
+    let out = py.allow_threads(|| reasonaudio_core::atoms::finish_atom(&samples, sample_rate));
+    Ok(out.into_pyarray_bound(py))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(procedural_atoms, m)?)?;
+    m.add_function(wrap_pyfunction!(finish_atom, m)?)?;
     Ok(())
 }
