@@ -101,3 +101,14 @@ def plan_clip(
     n_events: int | None = None,
 ) -> dict[str, _npt.NDArray]:
     """Plan one clip from (seed, key) under a request (same columns as plan_corpus)."""
+
+# --- procedural atoms (owner: atoms) ---
+def procedural_atoms(
+    sample_rate: int, seed: int = 0
+) -> tuple[list[str], list[str], list[str], npt.NDArray[np.float32], npt.NDArray[np.uint64]]:
+    """The embedded 200-atom library: (labels, phrases, families, flat audio, offsets[n+1]).
+
+    Seed 0 is the default library; other seeds re-render random details (noise, hit timing)."""
+
+def finish_atom(x: npt.NDArray[np.float32], sample_rate: int) -> npt.NDArray[np.float32]:
+    """DC removal, 5 ms edge fades, RMS normalised to -20 dBFS, peaks limited to 0.9."""
