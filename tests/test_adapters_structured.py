@@ -25,7 +25,7 @@ def test_structured_adapter_is_perfect_on_template_queries(bench) -> None:
     result = evaluate(bench, model, n_boot=0, progress=False)
     assert model.unparsed == []
     assert (result.per_query["acc@1"] == 1.0).all()
-    assert (result.per_query["ndcg@10"] == 1.0).all()
+    assert result.per_query["ndcg@10"].min() == pytest.approx(1.0)
 
 
 def test_unreadable_text_scores_nothing(bench) -> None:
