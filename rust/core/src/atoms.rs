@@ -595,6 +595,7 @@ fn bubble(s: &Synth, out: &mut [f64], at: f64, f0: f64, tau: f64, gain: f64) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 /// A gliding tone burst from `f_a` to `f_b` (exponential) lasting `len_s`, Hann-windowed.
 fn chirp(s: &Synth, out: &mut [f64], at: f64, f_a: f64, f_b: f64, len_s: f64, gain: f64, partials: &[(f64, f64)]) {
     let start = ((at * s.sr) as usize).min(out.len());
@@ -904,14 +905,14 @@ fn specs() -> Vec<Spec> {
         out
     });
     for &(label, phrase, lo, hi) in &[
-        ("toms_descending", "tom drums descending in pitch", 320.0, 110.0),
+        ("toms_descending", "tom drums descending in pitch", 320.0f64, 110.0f64),
         ("toms_ascending", "tom drums ascending in pitch", 110.0, 320.0),
     ] {
         atom!(v, "drums", label, phrase, 2.0, move |s: &mut Synth| {
             let mut out = s.zeros();
             // One run of eight hits over the whole atom, so the direction is unambiguous.
             for (k, t) in s.times_regular(0.25).into_iter().enumerate() {
-                let f = lo * (hi / lo as f64).powf((k % 8) as f64 / 7.0);
+                let f = lo * (hi / lo).powf((k % 8) as f64 / 7.0);
                 drum_hit(s, &mut out, t, f, f * 1.5, 0.12, 1.0);
             }
             out
@@ -1555,7 +1556,7 @@ fn specs() -> Vec<Spec> {
         ("pluck_arpeggio_down", "a falling plucked arpeggio", false),
     ] {
         atom!(v, "music", label, phrase, 1.92, move |s: &mut Synth| {
-            let mut notes = vec![60.0, 64.0, 67.0, 72.0, 76.0, 79.0, 84.0, 88.0];
+            let mut notes = [60.0, 64.0, 67.0, 72.0, 76.0, 79.0, 84.0, 88.0];
             if !up {
                 notes.reverse();
             }
@@ -1791,21 +1792,20 @@ fn specs() -> Vec<Spec> {
     atom!(v, "mechanical", "creaking_door", "a creaking door", 2.5, |s: &mut Synth| {
         let mut pulses = s.zeros();
         let mut ph = 0.0;
-        for i in 0..s.n {
-            let t = s.t(i);
+        for (i, p) in pulses.iter_mut().enumerate() {
+            let t = i as f64 / s.sr;
             let rate = 40.0 + 80.0 * (PI * t / 2.5).sin() + 10.0 * (2.0 * PI * 3.0 * t).sin();
             ph += rate / s.sr;
             if ph >= 1.0 {
                 ph -= 1.0;
-                pulses[i] = 1.0;
+                *p = 1.0;
             }
         }
         formants(s, &pulses, &[(600.0, 5.0, 1.0), (1400.0, 6.0, 0.8), (2900.0, 8.0, 0.4)])
     });
     atom!(v, "mechanical", "hand_saw", "a hand saw cutting wood", 2.0, |s: &mut Synth| {
         let x = bp(s.white(), 2500.0, 1.5, s.sr);
-        let x = s.shape(x, |t| 0.15 + 0.85 * (PI * t / 0.5).sin().abs() * (0.6 + 0.4 * (2.0 * PI * 200.0 * t).sin().abs()));
-        x
+        s.shape(x, |t| 0.15 + 0.85 * (PI * t / 0.5).sin().abs() * (0.6 + 0.4 * (2.0 * PI * 200.0 * t).sin().abs()))
     });
     atom!(v, "mechanical", "zipper", "a zipper being pulled", 1.8, |s: &mut Synth| {
         let mut t = Vec::new();
