@@ -595,6 +595,7 @@ fn bubble(s: &Synth, out: &mut [f64], at: f64, f0: f64, tau: f64, gain: f64) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 /// A gliding tone burst from `f_a` to `f_b` (exponential) lasting `len_s`, Hann-windowed.
 fn chirp(s: &Synth, out: &mut [f64], at: f64, f_a: f64, f_b: f64, len_s: f64, gain: f64, partials: &[(f64, f64)]) {
     let start = ((at * s.sr) as usize).min(out.len());
@@ -833,7 +834,12 @@ fn specs() -> Vec<Spec> {
     });
     atom!(v, "engines", "moped_engine", "a high-pitched buzzing moped engine", 2.5, |s: &mut Synth| engine(s, |t| 110.0 + 3.0 * (2.0 * PI * 0.5 * t).sin(), 3500.0, 0.2));
     atom!(v, "engines", "diesel_truck", "a heavy diesel truck rumble", 3.0, |s: &mut Synth| engine(s, |_| 16.0, 350.0, 0.8));
-    atom!(v, "engines", "mains_hum", "a low electrical mains hum", 2.0, |s: &mut Synth| s.osc(|_| 50.0, &[(1.0, 1.0), (2.0, 0.6), (3.0, 0.3), (4.0, 0.1)]));
+    atom!(v, "engines", "mains_hum", "a low electrical mains hum", 2.0, |s: &mut Synth| {
+        // Mains hum: 50 Hz plus the buzzy odd harmonics of magnetised iron.
+        let mut h = vec![(1.0, 1.0), (2.0, 0.6)];
+        h.extend((3..=21).step_by(2).map(|k| (k as f64, 0.35 / (k as f64).sqrt())));
+        s.osc(|_| 50.0, &h)
+    });
     atom!(v, "engines", "transformer_buzz", "a harsh buzzing electrical transformer", 2.0, |s: &mut Synth| {
         let x = s.osc(|_| 100.0, &saw(40));
         hp(clip(x, 3.0), 150.0, s.sr)
@@ -845,9 +851,9 @@ fn specs() -> Vec<Spec> {
         sum(&[(&air, 1.0), (&motor, 0.05)])
     });
     atom!(v, "engines", "jet_whine", "a high jet-turbine whine", 3.0, |s: &mut Synth| {
-        let roar = s.noise_band(300.0, 6000.0);
+        let roar = s.noise_band(200.0, 1500.0);
         let whine = s.osc(vibrato(3600.0, 0.003, 0.3), &[(1.0, 1.0), (1.5, 0.5)]);
-        sum(&[(&roar, 1.0), (&whine, 0.4)])
+        sum(&[(&normalised(roar), 1.0), (&normalised(whine), 0.8)])
     });
     atom!(v, "engines", "helicopter", "a helicopter rotor thumping", 2.0, |s: &mut Synth| {
         let t = s.times_regular(1.0 / 7.0);
@@ -899,13 +905,14 @@ fn specs() -> Vec<Spec> {
         out
     });
     for &(label, phrase, lo, hi) in &[
-        ("toms_descending", "tom drums descending in pitch", 320.0, 110.0),
+        ("toms_descending", "tom drums descending in pitch", 320.0f64, 110.0f64),
         ("toms_ascending", "tom drums ascending in pitch", 110.0, 320.0),
     ] {
         atom!(v, "drums", label, phrase, 2.0, move |s: &mut Synth| {
             let mut out = s.zeros();
-            for (k, t) in s.times_regular(0.125).into_iter().enumerate() {
-                let f = lo * (hi / lo as f64).powf((k % 8) as f64 / 7.0);
+            // One run of eight hits over the whole atom, so the direction is unambiguous.
+            for (k, t) in s.times_regular(0.25).into_iter().enumerate() {
+                let f = lo * (hi / lo).powf((k % 8) as f64 / 7.0);
                 drum_hit(s, &mut out, t, f, f * 1.5, 0.12, 1.0);
             }
             out
@@ -1009,9 +1016,9 @@ fn specs() -> Vec<Spec> {
         whistle(s, move |t| m(t) * (1.0 + 0.01 * (2.0 * PI * 5.0 * t).sin()), 0.05)
     });
     atom!(v, "whistles", "train_whistle", "a steam-train whistle chord", 2.5, |s: &mut Synth| {
-        let a = whistle(s, |_| 520.0, 0.3);
-        let b = whistle(s, |_| 650.0, 0.3);
-        let c = whistle(s, |_| 780.0, 0.3);
+        let a = whistle(s, |_| 900.0, 0.3);
+        let b = whistle(s, |_| 1130.0, 0.3);
+        let c = whistle(s, |_| 1350.0, 0.3);
         sum(&[(&a, 1.0), (&b, 0.8), (&c, 0.7)])
     });
 
@@ -1501,7 +1508,7 @@ fn specs() -> Vec<Spec> {
     atom!(v, "phone", "fax_tone", "fax machine calling beeps", 1.8, |s: &mut Synth| {
         let x = gated(s, s.osc(|_| 1100.0, &sine()), 0.6, 0.5, 0.005, 0.0);
         let hiss = s.noise_band(300.0, 3400.0);
-        with_bed(x, &hiss, -16.0)
+        with_bed(x, &hiss, -30.0)
     });
     atom!(v, "phone", "ringtone_melody", "a melodic electronic ringtone", 1.92, |s: &mut Synth| {
         let notes: Vec<f64> = [76.0, 79.0, 84.0, 79.0, 76.0, 72.0, 74.0, 79.0].iter().map(|m| midi(*m)).collect();
@@ -1549,7 +1556,7 @@ fn specs() -> Vec<Spec> {
         ("pluck_arpeggio_down", "a falling plucked arpeggio", false),
     ] {
         atom!(v, "music", label, phrase, 1.92, move |s: &mut Synth| {
-            let mut notes = vec![60.0, 64.0, 67.0, 72.0, 76.0, 79.0, 84.0, 88.0];
+            let mut notes = [60.0, 64.0, 67.0, 72.0, 76.0, 79.0, 84.0, 88.0];
             if !up {
                 notes.reverse();
             }
@@ -1695,12 +1702,6 @@ fn specs() -> Vec<Spec> {
         let slosh = s.shape(slosh, |t| 0.5 + 0.5 * (2.0 * PI * 3.0 * t).sin().abs());
         with_bed(out, &slosh, -6.0)
     });
-    atom!(v, "bubbling", "fizzing_soda", "fizzing soda bubbles", 2.0, |s: &mut Synth| {
-        let t = s.times_poisson(600.0);
-        let fizz = hp(s.bursts(&t, 0.0008, None), 3000.0, s.sr);
-        let hiss = s.noise_band(6000.0, 8000.0);
-        with_bed(fizz, &hiss, -10.0)
-    });
     atom!(v, "bubbling", "underwater_rumble", "a muffled underwater rumble", 3.0, |s: &mut Synth| {
         let x = lp(lp(s.brown(), 250.0, s.sr), 250.0, s.sr);
         let x = s.shape(normalised(x), |t| 0.7 + 0.3 * (2.0 * PI * 0.4 * t).sin());
@@ -1791,30 +1792,31 @@ fn specs() -> Vec<Spec> {
     atom!(v, "mechanical", "creaking_door", "a creaking door", 2.5, |s: &mut Synth| {
         let mut pulses = s.zeros();
         let mut ph = 0.0;
-        for i in 0..s.n {
-            let t = s.t(i);
+        for (i, p) in pulses.iter_mut().enumerate() {
+            let t = i as f64 / s.sr;
             let rate = 40.0 + 80.0 * (PI * t / 2.5).sin() + 10.0 * (2.0 * PI * 3.0 * t).sin();
             ph += rate / s.sr;
             if ph >= 1.0 {
                 ph -= 1.0;
-                pulses[i] = 1.0;
+                *p = 1.0;
             }
         }
         formants(s, &pulses, &[(600.0, 5.0, 1.0), (1400.0, 6.0, 0.8), (2900.0, 8.0, 0.4)])
     });
     atom!(v, "mechanical", "hand_saw", "a hand saw cutting wood", 2.0, |s: &mut Synth| {
         let x = bp(s.white(), 2500.0, 1.5, s.sr);
-        let x = s.shape(x, |t| 0.15 + 0.85 * (PI * t / 0.5).sin().abs() * (0.6 + 0.4 * (2.0 * PI * 200.0 * t).sin().abs()));
-        x
+        s.shape(x, |t| 0.15 + 0.85 * (PI * t / 0.5).sin().abs() * (0.6 + 0.4 * (2.0 * PI * 200.0 * t).sin().abs()))
     });
     atom!(v, "mechanical", "zipper", "a zipper being pulled", 1.8, |s: &mut Synth| {
         let mut t = Vec::new();
         let mut at = 0.0;
         while at < s.dur() {
             t.push(at);
-            at += 1.0 / (200.0 + 150.0 * (PI * at.rem_euclid(0.6) / 0.6).sin());
+            // Each 0.45 s pull speeds up: the tooth rate rises from 40 to 140 per second.
+            at += 1.0 / (40.0 + 100.0 * at.rem_euclid(0.45) / 0.45);
         }
-        hp(s.bursts(&t, 0.0008, None), 1500.0, s.sr)
+        let teeth = bp(s.bursts(&t, 0.003, None), 1100.0, 2.0, s.sr);
+        s.shape(teeth, |t| if t.rem_euclid(0.45) < 0.38 { 1.0 } else { 0.1 })
     });
     atom!(v, "mechanical", "sandpaper", "sandpaper scraping back and forth", 2.0, |s: &mut Synth| {
         let x = s.noise_band(1500.0, 8000.0);
@@ -1827,6 +1829,19 @@ fn specs() -> Vec<Spec> {
             s.strike(&mut out, t, &modes, 1.0);
         }
         out
+    });
+    atom!(v, "mechanical", "spinning_coin", "a coin spinning and wobbling to rest", 2.0, |s: &mut Synth| {
+        let ring = s.osc(|_| 5200.0, &[(1.0, 1.0), (1.48, 0.4)]);
+        let mut ph = 0.0;
+        let mut out = ring;
+        for (i, v) in out.iter_mut().enumerate() {
+            // Wobble rate accelerates from 8 to 40 Hz as the coin settles.
+            let t = i as f64 / s.sr;
+            ph += 2.0 * PI * (8.0 + 32.0 * (t / 2.0).powi(2)) / s.sr;
+            *v *= 0.2 + 0.8 * ph.sin().abs();
+        }
+        let rattle = lp(s.noise_band(300.0, 2000.0), 2000.0, s.sr);
+        with_bed(out, &rattle, -18.0)
     });
     atom!(v, "mechanical", "glass_clinks", "clinking glasses", 2.1, |s: &mut Synth| {
         let t = s.times_regular(0.3);
