@@ -1279,8 +1279,11 @@ fn specs() -> Vec<Spec> {
     });
     atom!(v, "rain", "ocean_waves", "ocean waves washing in and out", 4.0, |s: &mut Synth| {
         let mut x = s.noise_band(150.0, 7000.0);
-        filter_sweep(&mut x, Kind::Low, s.sr, 0.707, |t| 500.0 + 3000.0 * (0.5 - 0.5 * (2.0 * PI * t / 4.0).cos()));
-        s.shape(x, |t| 0.15 + 0.85 * (0.5 - 0.5 * (2.0 * PI * t / 4.0).cos()).powi(2))
+        // Start a quarter-cycle into the swell with a raised floor: a trimmed event (as short as
+        // 0.6 s) must still be clearly audible, not the quiet trough between two waves.
+        let swell = |t: f64| 0.5 - 0.5 * (2.0 * PI * (t + 1.0) / 4.0).cos();
+        filter_sweep(&mut x, Kind::Low, s.sr, 0.707, |t| 900.0 + 2600.0 * swell(t));
+        s.shape(x, |t| 0.35 + 0.65 * swell(t).powi(2))
     });
     atom!(v, "rain", "shower_hiss", "a running shower hiss", 3.0, |s: &mut Synth| {
         let hiss = bp(s.white(), 4500.0, 0.7, s.sr);
