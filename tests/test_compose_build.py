@@ -163,3 +163,22 @@ def test_recordings_csv_emotion_and_errors(tmp_path):
     bad.write_text("path,text,gender,emotion\nmissing.wav,hi,F,ANG\n")
     with pytest.raises(UserError, match=r"bad.csv:2: audio file 'missing.wav' does not exist"):
         RecordingSource(bad, SR)
+
+
+def test_default_backgrounds_are_the_studys_five_classes_in_the_procedural_library() -> None:
+    from reasonaudio.atoms import AtomLibrary
+    from reasonaudio.compose.build import choose_backgrounds
+
+    chosen = [c.value for c in choose_backgrounds(AtomLibrary.procedural(), None)]
+    assert chosen == ["rain_light", "crickets", "wind_howl_low", "ocean_waves", "bird_trill"]
+
+
+def test_default_backgrounds_match_whole_label_words_in_other_libraries() -> None:
+    from types import SimpleNamespace
+
+    from reasonaudio.compose.build import choose_backgrounds
+
+    lib = SimpleNamespace(labels=["wind_chimes", "microwave_beeps", "strong_wind", "sea_waves", "chirping_birds"],
+                          phrases=["a", "b", "c", "d", "e"], sample_rate=16000)
+    chosen = [c.value for c in choose_backgrounds(lib, None)]
+    assert chosen == ["strong_wind", "sea_waves", "chirping_birds"]

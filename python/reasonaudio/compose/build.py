@@ -40,9 +40,15 @@ from reasonaudio.errors import UserError
 
 CUES = ("environment", "gender", "emotion")
 FORMAT_VERSION = 1
-# The study's five environment classes, found in an atom library by keywords in its labels.
-DEFAULT_BACKGROUND_KEYWORDS: tuple[tuple[str, ...], ...] = (
-    ("rain",), ("cricket",), ("wind",), ("wave", "sea", "ocean", "surf"), ("bird", "chirp"),
+# The study's five environment classes (rain, crickets, wind, sea waves, birds). Each class lists
+# labels to take as they are, best first (the procedural library's and ESC-50-style names), then
+# words that may end a label (its head noun), for other imported libraries.
+DEFAULT_BACKGROUNDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("rain_light", "rain_heavy", "rain"), ("rain",)),
+    (("crickets", "cricket"), ("crickets", "cricket")),
+    (("wind_howl_low", "wind"), ("wind",)),
+    (("ocean_waves", "sea_waves", "waves"), ("waves", "sea", "ocean", "surf")),
+    (("bird_trill", "chirping_birds", "bird_chirps", "birds"), ("birds", "bird", "birdsong")),
 )
 
 
@@ -90,11 +96,18 @@ def choose_backgrounds(library: BackgroundLibrary, wanted: Sequence[str] | None)
             out.append(CueValue(w, phrases[i], i))
     else:
         out = []
-        for keywords in DEFAULT_BACKGROUND_KEYWORDS:
-            for i, label in enumerate(labels):
-                if any(k in label.lower() for k in keywords) and all(c.atom != i for c in out):
-                    out.append(CueValue(label, phrases[i], i))
-                    break
+        lowered = [label.lower() for label in labels]
+        for exact, words in DEFAULT_BACKGROUNDS:
+            taken = {c.atom for c in out}
+            found = next((lowered.index(e) for e in exact if e in lowered and lowered.index(e) not in taken), None)
+            if found is None:
+                # the head noun of an English compound comes last: "strong_wind" is wind, "wind_chimes" is not
+                found = next(
+                    (i for i, label in enumerate(lowered) if i not in taken and label.split("_")[-1] in words),
+                    None,
+                )
+            if found is not None:
+                out.append(CueValue(labels[found], phrases[found], found))
         if len(out) < 2:
             raise UserError("the atom library has fewer than two labels matching the default backgrounds "
                             "(rain, crickets, wind, sea waves, birds); pass --cue-values LABEL LABEL ...")
