@@ -107,3 +107,24 @@ def test_bad_parameters_are_clear_errors(tmp_path: Path, capsys) -> None:
     rc = main(["build", "--out", str(tmp_path / "y"), "--plan", "gap_s=[0.1,0.2]", "--clips", "20", "--quiet"])
     assert rc == 2 and "gap_s" in capsys.readouterr().err
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_build_on_an_imported_library(tmp_path: Path) -> None:
+    """A labelled folder of ordinary files (44.1 kHz stereo) -> atoms import -> build -> valid benchmark."""
+    from reasonaudio.atoms import AtomLibrary, import_folder
+
+    procedural = AtomLibrary.procedural(sample_rate=44100)
+    src = tmp_path / "sounds"
+    for i in range(0, 200, 16):  # 13 atoms from different families
+        folder = src / procedural.labels[i]
+        folder.mkdir(parents=True)
+        mono = procedural.audio(i)
+        sf.write(folder / "take1.wav", np.stack([mono, 0.5 * mono], axis=1), 44100, subtype="PCM_24")
+    import_folder(src, tmp_path / "lib", sample_rate=16000)
+    out = tmp_path / "bench"
+    build(out, BuildConfig(clips=120, queries_per_task=3, seed=2, atoms=str(tmp_path / "lib")), progress=False)
+    bench = load_benchmark(out)
+    assert bench.atoms.height == 13
+    assert set(bench.events["label"].unique()) <= set(bench.atoms["label"])
+    report = validate_benchmark(out)
+    assert report.ok, report.format_text()
