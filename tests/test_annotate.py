@@ -270,3 +270,16 @@ def test_empty_events_with_corpus_list() -> None:
     qrels = annotate(events, q, sample_rate=10, clip_ids=["x", "y"])
     assert qrels.rows() == [("n", "x", 1), ("n", "y", 1)]
     assert prepare_events(events, sample_rate=10).clip_ids == []
+
+
+def test_thresholds_are_parsed_exactly_at_the_boundary() -> None:
+    """Found by the property test: JSON floats must round-trip exactly (serde_json's default parser
+    may be one ulp off), or a duration exactly at its threshold flips."""
+    events = pl.DataFrame(
+        {"clip_id": ["clip0", "clip0"], "label": ["a", "a"], "onset_sample": [0, 0], "offset_sample": [4, 0]}
+    )
+    for rate in (44100.0, 16000.0, 22050.0, 48000.0, 11025.0):
+        logic = {"all": [{"duration": {"label": "a", "min_s": 4 / rate, "max_s": 4 / rate}}]}
+        queries = pl.DataFrame({"query_id": ["q0"], "logic": [json.dumps(logic)]})
+        qrels = annotate(events, queries, sample_rate=rate, clip_ids=["clip0"])
+        assert qrels.height == 1, rate
