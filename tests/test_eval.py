@@ -157,3 +157,25 @@ def test_cut_rankings_give_the_same_metrics_as_complete_ones() -> None:
     ours = metrics.per_query(metrics.hit_matrix(cut_rank, relevant), relevant.sum(1), first)
     for name in metrics.METRIC_NAMES:
         np.testing.assert_allclose(ours[name], reference[name])
+
+
+def test_gpu_copy_serves_shallow_searches_and_cpu_the_deep_ones() -> None:
+    """GPU k-selection stops at 2048: head searches go to the GPU copy, deeper ones to the CPU index."""
+    from reasonaudio.retrieval import index as index_mod
+
+    rng = np.random.default_rng(0)
+    clips = index_mod.l2_normalize(rng.normal(size=(3000, 8)).astype(np.float32))
+    flat = index_mod.FlatIndex(clips, use_gpu=False)
+    calls: list[int] = []
+
+    class RecordingGpu:
+        def search(self, q, k):
+            calls.append(k)
+            return flat.cpu.search(q, k)
+
+    flat.gpu = RecordingGpu()
+    q = clips[:4]
+    flat.search(q, 116)
+    flat.search(q, 3000)
+    assert calls == [116]
+    np.testing.assert_array_equal(flat.search(q, 10)[1], flat.cpu.search(q, 10)[1])

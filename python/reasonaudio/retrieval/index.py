@@ -9,9 +9,10 @@ Tie-breaking is part of the result: clips with *equal* scores (bitwise-equal flo
 ordered by their index in the corpus, smaller first. FAISS's own order among equal scores is an
 implementation detail, so each batch is re-sorted by (score descending, clip index ascending).
 
-FAISS runs on the GPU when `faiss.get_num_gpus() > 0` and the corpus fits the GPU selection limit
-(k <= 2048 in FAISS); larger corpora are ranked on the CPU because GPU k-selection cannot return a
-complete ranking beyond that size.
+FAISS searches on the GPU when `faiss.get_num_gpus() > 0`. GPU k-selection is limited to
+k <= 2048, so the head search (depth 100 plus a tie margin) runs there whatever the corpus size,
+and only searches deeper than that limit (complete rankings, or rows whose tie run crosses the cut)
+go to the CPU copy of the index.
 """
 
 from __future__ import annotations
@@ -44,17 +45,25 @@ def _faiss():
     return faiss
 
 
-def build_index(clip_vectors: np.ndarray, *, use_gpu: bool | None = None):
-    """An IndexFlatIP over the (already normalised) clip vectors, on GPU when possible."""
-    faiss = _faiss()
-    index = faiss.IndexFlatIP(clip_vectors.shape[1])
-    index.add(np.ascontiguousarray(clip_vectors, dtype=np.float32))
-    gpu_ok = faiss.get_num_gpus() > 0 and clip_vectors.shape[0] <= GPU_MAX_K and hasattr(faiss, "index_cpu_to_all_gpus")
-    if use_gpu is None:
-        use_gpu = gpu_ok
-    if use_gpu and gpu_ok:
-        index = faiss.index_cpu_to_all_gpus(index)
-    return index
+class FlatIndex:
+    """IndexFlatIP on the CPU, plus a GPU copy when FAISS has a GPU; `search` picks the one that can
+    serve k (GPU k-selection stops at GPU_MAX_K)."""
+
+    def __init__(self, clip_vectors: np.ndarray, *, use_gpu: bool | None = None):
+        faiss = _faiss()
+        self.cpu = faiss.IndexFlatIP(clip_vectors.shape[1])
+        self.cpu.add(np.ascontiguousarray(clip_vectors, dtype=np.float32))
+        gpu_ok = faiss.get_num_gpus() > 0 and hasattr(faiss, "index_cpu_to_all_gpus")
+        self.gpu = faiss.index_cpu_to_all_gpus(self.cpu) if (gpu_ok if use_gpu is None else use_gpu and gpu_ok) else None
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        index = self.gpu if self.gpu is not None and k <= GPU_MAX_K else self.cpu
+        return index.search(queries, k)
+
+
+def build_index(clip_vectors: np.ndarray, *, use_gpu: bool | None = None) -> FlatIndex:
+    """An exact inner-product index over the (already normalised) clip vectors, on GPU when possible."""
+    return FlatIndex(clip_vectors, use_gpu=use_gpu)
 
 
 def sort_ties(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
