@@ -90,13 +90,11 @@ class Corpus:
         pieces: dict[str, list[np.ndarray]] = {k: [] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db", "ev_mode", "ev_clip")}
         start = 0
         for i in sorted(self.replaced):
-            lo, hi = int(ptr[i]), int(ptr[i + 1])
             plan = self.replaced[i]
             for k in pieces:
-                pieces[k].append(self.cols[k][ptr[start] : lo])
+                pieces[k].append(self.cols[k][ptr[start] : ptr[i]])
                 pieces[k].append(np.full_like(plan[k], i) if k == "ev_clip" else plan[k])
             start = i + 1
-            del hi
         for k in pieces:
             pieces[k].append(self.cols[k][ptr[start] :])
         out = {k: np.concatenate(v) for k, v in pieces.items()}

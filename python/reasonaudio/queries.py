@@ -268,12 +268,10 @@ class QueryParser:
         for m in _SLOT.finditer(template):
             out.append(re.escape(template[pos : m.start()]))
             if m.group(1):
-                name = m.group(1) + ("_" if m.group(2) else "")
                 alt = bare_alt if m.group(2) else full
                 key = f"p{m.group(1)}{'b' if m.group(2) else ''}"
                 out.append(f"(?P={key})" if key in seen else f"(?P<{key}>{alt})")
                 seen.add(key)
-                del name
             elif m.group(3):
                 key = f"n{m.group(3)}{'w' if m.group(4) else ''}"
                 out.append(f"(?P={key})" if key in seen else f"(?P<{key}>{_NUMBER_RX})")
@@ -509,8 +507,8 @@ class QueryGenerator:
         task_id = TASKS.index(task)
         rng = np.random.default_rng([self.seed, 0x5155, task_id, index])
         pool = list(anchor_pool) if anchor_pool is not None else list(range(len(self.clips)))
-        if task == "overlap" or (task == "duration" and len(self.thresholds) == 1):
-            pool = [c for c in pool if self.clips[c].pattern == "overlap"] if task == "overlap" else pool
+        if task == "overlap":
+            pool = [c for c in pool if self.clips[c].pattern == "overlap"]
         if not pool:
             raise UserError(f"no clip can host a {task} query (is the overlap fraction zero?)")
         for _attempt in range(400):
