@@ -243,11 +243,18 @@ def render(template: str, phrases: dict[str, str], numbers: dict[str, float]) ->
 _NUMBER_RX = r"(?:\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS.values()) + r")"
 
 
+_NUMBER_AT = re.compile(_NUMBER_RX)
+_UNIT_AT = re.compile(r"seconds?")
+
+
 class QueryParser:
     """Inverts the template grammar for one atom library: text -> logic.
 
-    Slots become alternations of the library's phrases (longest first), so phrases that contain
-    template words ("a whistle with vibrato") still split correctly.
+    Each template becomes a regex whose slots are alternations of the library's phrases (longest
+    first), so phrases that contain template words ("a whistle with vibrato") still split
+    correctly; that regex only screens templates. A regex match returns one split, so the templates
+    that match are then walked exhaustively: every way of splitting the text into glue words and
+    real phrases is a reading, and a text with two readings is ambiguous.
     """
 
     def __init__(self, labels: Sequence[str], phrases: Sequence[str]):
@@ -255,55 +262,87 @@ class QueryParser:
         for label, phrase in zip(labels, phrases):
             for form in {phrase.lower(), bare(phrase).lower()}:
                 self.by_phrase.setdefault(form, label)
-        full = "|".join(re.escape(p) for p in sorted({p.lower() for p in phrases}, key=len, reverse=True))
-        bare_alt = "|".join(re.escape(p) for p in sorted({bare(p).lower() for p in phrases}, key=len, reverse=True))
-        self.patterns: list[tuple[str, re.Pattern]] = []
+        full = sorted({p.lower() for p in phrases}, key=len, reverse=True)
+        bare_forms = sorted({bare(p).lower() for p in phrases}, key=len, reverse=True)
+        self.alternatives = {False: full, True: bare_forms}
+        self.templates: list[tuple[str, list[tuple], re.Pattern]] = []
         for shape, templates in TEMPLATES.items():
             for template in templates:
-                self.patterns.append((shape, re.compile(self._regex(template, full, bare_alt), re.IGNORECASE)))
+                parts = self._parts(template)
+                self.templates.append((shape, parts, self._screen(parts)))
 
     @staticmethod
-    def _regex(template: str, full: str, bare_alt: str) -> str:
-        out, pos, seen = [], 0, set()
+    def _parts(template: str) -> list[tuple]:
+        """('lit', text) | ('phrase', key, is_bare) | ('num', key) | ('unit',)."""
+        parts: list[tuple] = []
+        pos = 0
         for m in _SLOT.finditer(template):
-            out.append(re.escape(template[pos : m.start()]))
+            if m.start() > pos:
+                parts.append(("lit", template[pos : m.start()].lower()))
             if m.group(1):
-                alt = bare_alt if m.group(2) else full
-                key = f"p{m.group(1)}{'b' if m.group(2) else ''}"
-                out.append(f"(?P={key})" if key in seen else f"(?P<{key}>{alt})")
-                seen.add(key)
+                parts.append(("phrase", m.group(1), bool(m.group(2))))
             elif m.group(3):
-                key = f"n{m.group(3)}{'w' if m.group(4) else ''}"
-                out.append(f"(?P={key})" if key in seen else f"(?P<{key}>{_NUMBER_RX})")
-                seen.add(key)
+                parts.append(("num", m.group(3)))
+            else:
+                parts.append(("unit",))
+            pos = m.end()
+        if pos < len(template):
+            parts.append(("lit", template[pos:].lower()))
+        return parts
+
+    def _screen(self, parts: list[tuple]) -> re.Pattern:
+        out = []
+        for part in parts:
+            if part[0] == "lit":
+                out.append(re.escape(part[1]))
+            elif part[0] == "phrase":
+                out.append("(?:" + "|".join(re.escape(p) for p in self.alternatives[part[2]]) + ")")
+            elif part[0] == "num":
+                out.append(_NUMBER_RX)
             else:
                 out.append(r"seconds?")
-            pos = m.end()
-        out.append(re.escape(template[pos:]))
-        return "^" + "".join(out) + r"\.?$"
+        return re.compile("^" + "".join(out) + r"\.?$", re.IGNORECASE)
+
+    def _walk(self, parts: list[tuple], text: str, i: int, pos: int, values: dict, out: list[dict]) -> None:
+        if i == len(parts):
+            if text[pos:] in ("", "."):
+                out.append(dict(values))
+            return
+        part = parts[i]
+        if part[0] == "lit":
+            if text.startswith(part[1], pos):
+                self._walk(parts, text, i + 1, pos + len(part[1]), values, out)
+        elif part[0] == "unit":
+            m = _UNIT_AT.match(text, pos)
+            if m:
+                self._walk(parts, text, i + 1, m.end(), values, out)
+        elif part[0] == "num":
+            m = _NUMBER_AT.match(text, pos)
+            if m:
+                number = parse_seconds(m.group(0))
+                if values.get(part[1], number) == number:
+                    self._walk(parts, text, i + 1, m.end(), {**values, part[1]: number}, out)
+        else:
+            for phrase in self.alternatives[part[2]]:
+                if text.startswith(phrase, pos):
+                    label = self.by_phrase[phrase]
+                    if values.get(part[1], label) == label:  # a repeated slot names one sound
+                        self._walk(parts, text, i + 1, pos + len(phrase), {**values, part[1]: label}, out)
 
     def parse_all(self, text: str) -> list[dict]:
         """Every distinct logic the text can be read as (more than one means it is ambiguous)."""
         found: list[dict] = []
         text = " ".join(text.split())
-        for shape, rx in self.patterns:
-            m = rx.match(text)
-            if not m:
+        lowered = text.lower()
+        for shape, parts, screen in self.templates:
+            if not screen.match(text):
                 continue
-            values: dict = {}
-            ok = True
-            for key, val in m.groupdict().items():
-                if key.startswith("p"):
-                    label = self.by_phrase[val.lower()]
-                    if values.setdefault(key[1], label) != label:
-                        ok = False
-                else:
-                    values[key[1:].rstrip("w")] = parse_seconds(val)
-            if not ok:
-                continue
-            logic = {"all": SHAPES[shape].build(values)}
-            if logic not in found:
-                found.append(logic)
+            readings: list[dict] = []
+            self._walk(parts, lowered, 0, 0, {}, readings)
+            for values in readings:
+                logic = {"all": SHAPES[shape].build(values)}
+                if logic not in found:
+                    found.append(logic)
         return found
 
     def parse(self, text: str) -> dict:
