@@ -179,3 +179,13 @@ def test_gpu_copy_serves_shallow_searches_and_cpu_the_deep_ones() -> None:
     flat.search(q, 3000)
     assert calls == [116]
     np.testing.assert_array_equal(flat.search(q, 10)[1], flat.cpu.search(q, 10)[1])
+
+
+def test_beir_export_of_a_benchmark_resolves_audio_against_the_benchmark_root(tmp_path: Path) -> None:
+    from reasonaudio.build import BuildConfig, build
+
+    root = build(tmp_path / "bench", BuildConfig(clips=40, queries_per_task=1, seed=4), progress=False)
+    beir = load_beir(root / "beir")
+    assert beir.clips.height == 40 and beir.qrels.height > 0
+    for path in beir.audio_paths():
+        assert path.is_file(), path

@@ -117,8 +117,8 @@ BEIR_PATH_KEYS = ("path", "audio", "audio_path", "file")
 def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
     """Load a local BEIR/MTEB-style retrieval folder whose corpus rows name audio files.
 
-    Expects `corpus.jsonl` (rows `_id` + one of `path`/`audio`/`audio_path`/`file`, relative to the
-    folder or absolute), `queries.jsonl` (`_id`, `text`, optional `task`) and `qrels/<split>.tsv`
+    Expects `corpus.jsonl` (rows `_id` + one of `path`/`audio`/`audio_path`/`file`, absolute or
+    relative to the folder — or to its parent, as in a benchmark's own `beir/` export), `queries.jsonl` (`_id`, `text`, optional `task`) and `qrels/<split>.tsv`
     (`query-id  corpus-id  score`, header optional). Queries without a `task` go to one task "all".
     There are no events or two-option pairs in this layout, so those tables are empty.
     """
@@ -152,6 +152,11 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
             )
         clip_ids.append(str(row["_id"]))
         paths.append(str(row[key]))
+    # Relative audio paths are read against the folder; a benchmark's own `beir/` export names
+    # them relative to the benchmark root (its parent), so fall back to that when it resolves.
+    relative = [p for p in paths if not Path(p).is_absolute()]
+    if relative and not (root / relative[0]).exists() and (root.parent / relative[0]).exists():
+        paths = [p if Path(p).is_absolute() else str(Path("..") / p) for p in paths]
     queries_file = root / "queries.jsonl"
     query_rows = read_jsonl(queries_file)
     for lineno, row in enumerate(query_rows, start=1):
