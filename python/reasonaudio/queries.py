@@ -250,11 +250,10 @@ _UNIT_AT = re.compile(r"seconds?")
 class QueryParser:
     """Inverts the template grammar for one atom library: text -> logic.
 
-    Each template becomes a regex whose slots are alternations of the library's phrases (longest
-    first), so phrases that contain template words ("a whistle with vibrato") still split
-    correctly; that regex only screens templates. A regex match returns one split, so the templates
-    that match are then walked exhaustively: every way of splitting the text into glue words and
-    real phrases is a reading, and a text with two readings is ambiguous.
+    Each template is a sequence of glue words and slots; a text is walked through it exhaustively,
+    trying every phrase of the library at every phrase slot, so phrases that contain template words
+    ("a whistle with vibrato") still split correctly and every way of splitting the text into glue
+    words and real phrases is a reading: a text with two readings is ambiguous.
     """
 
     def __init__(self, labels: Sequence[str], phrases: Sequence[str]):
@@ -264,8 +263,8 @@ class QueryParser:
                 self.by_phrase.setdefault(form, label)
         full = sorted({p.lower() for p in phrases}, key=len, reverse=True)
         bare_forms = sorted({bare(p).lower() for p in phrases}, key=len, reverse=True)
-        self.alternatives = {False: full, True: bare_forms}
-        self.templates: list[tuple[str, list[tuple], re.Pattern]] = []
+        self.alternatives = {False: full, True: bare_forms}  # longest first
+        self.templates: list[tuple[str, list[tuple], list[str]]] = []
         for shape, templates in TEMPLATES.items():
             for template in templates:
                 parts = self._parts(template)
@@ -290,18 +289,20 @@ class QueryParser:
             parts.append(("lit", template[pos:].lower()))
         return parts
 
-    def _screen(self, parts: list[tuple]) -> re.Pattern:
-        out = []
-        for part in parts:
-            if part[0] == "lit":
-                out.append(re.escape(part[1]))
-            elif part[0] == "phrase":
-                out.append("(?:" + "|".join(re.escape(p) for p in self.alternatives[part[2]]) + ")")
-            elif part[0] == "num":
-                out.append(_NUMBER_RX)
-            else:
-                out.append(r"seconds?")
-        return re.compile("^" + "".join(out) + r"\.?$", re.IGNORECASE)
+    @staticmethod
+    def _screen(parts: list[tuple]) -> list[str]:
+        """The template's glue words, which a matching text holds in this order (a cheap filter)."""
+        return [part[1].strip() for part in parts if part[0] == "lit" and part[1].strip()]
+
+    @staticmethod
+    def _may_match(glue: list[str], text: str) -> bool:
+        pos = 0
+        for word in glue:
+            pos = text.find(word, pos)
+            if pos < 0:
+                return False
+            pos += len(word)
+        return True
 
     def _walk(self, parts: list[tuple], text: str, i: int, pos: int, values: dict, out: list[dict]) -> None:
         if i == len(parts):
@@ -334,8 +335,8 @@ class QueryParser:
         found: list[dict] = []
         text = " ".join(text.split())
         lowered = text.lower()
-        for shape, parts, screen in self.templates:
-            if not screen.match(text):
+        for shape, parts, glue in self.templates:
+            if not self._may_match(glue, lowered):
                 continue
             readings: list[dict] = []
             self._walk(parts, lowered, 0, 0, {}, readings)
@@ -409,19 +410,31 @@ class QueryGenerator:
     sample_rate: int
     thresholds: list[float]
     seed: int
-    label_clips: dict[int, set[int]] = field(init=False)
+    cooccur: np.ndarray = field(init=False)
     usage: Counter = field(init=False)
 
     def __post_init__(self) -> None:
         if len(self.thresholds) < 1:
             raise UserError("duration queries need at least one duration threshold (two or more duration bins)")
-        self.label_clips = {}
-        for ci, clip in enumerate(self.clips):
-            for lab in clip.labels:
-                self.label_clips.setdefault(lab, set()).add(ci)
+        self.cooccur = self._cooccurrence()
+        self.overlap_clips = [i for i, clip in enumerate(self.clips) if clip.pattern == "overlap"]
         self.usage = Counter()
         self.parser = QueryParser(self.labels, self.phrases)
         self.seen: set[str] = set()
+
+    def _cooccurrence(self, chunk: int = 65_536) -> np.ndarray:
+        """Whether two labels share a clip anywhere, as a labels x labels bool matrix (chunked
+        incidence products, so memory stays flat for million-clip corpora)."""
+        n_labels = len(self.labels)
+        counts = np.zeros((n_labels, n_labels), dtype=np.float64)
+        for lo in range(0, len(self.clips), chunk):
+            block = self.clips[lo : lo + chunk]
+            rows = np.repeat(np.arange(len(block)), [len(c.labels) for c in block])
+            cols = np.fromiter((lab for c in block for lab in c.labels), dtype=np.int64, count=len(rows))
+            incidence = np.zeros((len(block), n_labels), dtype=np.float32)
+            incidence[rows, cols] = 1.0
+            counts += incidence.T @ incidence
+        return counts > 0
 
     # label choice favours the least-used labels, so no label dominates
     def _pick(self, rng: np.random.Generator, candidates: Sequence[int]) -> int:
@@ -440,8 +453,7 @@ class QueryGenerator:
     def _absent(self, rng: np.random.Generator, clip: ClipView, partner: int, exclude: Sequence[int] = ()) -> int:
         """A label absent from the clip, preferring one that co-occurs with `partner` elsewhere (a natural hard negative)."""
         present = set(clip.labels) | set(exclude)
-        partner_clips = self.label_clips.get(partner, set())
-        co = [lab for lab, cl in self.label_clips.items() if lab not in present and cl & partner_clips]
+        co = [lab for lab in np.flatnonzero(self.cooccur[partner]).tolist() if lab not in present]
         if co:
             return self._pick(rng, co)
         return self._pick(rng, [lab for lab in range(len(self.labels)) if lab not in present])
@@ -545,9 +557,12 @@ class QueryGenerator:
     def generate(self, task: str, index: int, anchor_pool: Sequence[int] | None = None) -> QuerySpec:
         task_id = TASKS.index(task)
         rng = np.random.default_rng([self.seed, 0x5155, task_id, index])
-        pool = list(anchor_pool) if anchor_pool is not None else list(range(len(self.clips)))
-        if task == "overlap":
-            pool = [c for c in pool if self.clips[c].pattern == "overlap"]
+        if anchor_pool is not None:
+            pool = list(anchor_pool)
+            if task == "overlap":
+                pool = [c for c in pool if self.clips[c].pattern == "overlap"]
+        else:
+            pool = self.overlap_clips if task == "overlap" else range(len(self.clips))
         if not pool:
             raise UserError(f"no clip can host a {task} query (is the overlap fraction zero?)")
         for _attempt in range(400):
