@@ -122,3 +122,31 @@ def test_read_queries_errors(tmp_path: Path) -> None:
         read_queries(path)
     path.write_text('{"query_id": "a", "logic": {"all": [{"has": "x"}]}}\n')
     assert read_queries(path)["logic"].to_list() == ['{"all": [{"has": "x"}]}']
+
+
+def test_strong_tsv_files_without_events_stay_in_the_corpus(tmp_path: Path) -> None:
+    """DESED lists a file without events as a row with empty onset, offset and label."""
+    tsv = tmp_path / "strong.tsv"
+    tsv.write_text(
+        "filename\tonset\toffset\tevent_label\n"
+        "a.wav\t0.5\t2.0\tDog\na.wav\t3.0\t4.5\tSpeech\nb.wav\t\t\t\nc.wav\t1.0\t6.0\tVacuum_cleaner\n"
+    )
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(
+        json.dumps({"query_id": "dog_no_vacuum", "logic": json.dumps({"all": [{"has": "Dog"}, {"not": "Vacuum_cleaner"}]})})
+        + "\n"
+        + json.dumps({"query_id": "no_dog", "logic": json.dumps({"all": [{"not": "Dog"}]})})
+        + "\n"
+    )
+    out = tmp_path / "qrels.tsv"
+    assert main(["annotate", "--events", str(tsv), "--queries", str(queries), "--out", str(out)]) == 0
+    rows = out.read_text().splitlines()
+    assert rows == ["query-id\tcorpus-id\tscore", "dog_no_vacuum\ta.wav\t1", "no_dog\tb.wav\t1", "no_dog\tc.wav\t1"]
+    assert read_events(tsv).height == 3
+
+
+def test_strong_tsv_row_with_only_some_fields_empty_is_an_error(tmp_path: Path) -> None:
+    tsv = tmp_path / "strong.tsv"
+    tsv.write_text("filename\tonset\toffset\tevent_label\na.wav\t0.5\t\tDog\n")
+    with pytest.raises(UserError, match="line 2: offset is empty"):
+        read_events(tsv)

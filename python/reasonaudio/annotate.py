@@ -359,11 +359,19 @@ def read_events(path: str | os.PathLike[str]) -> pl.DataFrame:
                 frame = frame.with_columns(pl.lit(rate).alias("sample_rate"))
         return frame
     if path.suffix in (".tsv", ".txt", ".csv"):
-        return _read_strong_labels(path, "," if path.suffix == ".csv" else "\t")
+        return read_strong_labels(path)[0]
     raise UserError(f"{path}: expected events as .parquet or a strong-label .tsv/.csv")
 
 
-def _read_strong_labels(path: Path, separator: str) -> pl.DataFrame:
+def read_strong_labels(path: str | os.PathLike[str]) -> tuple[pl.DataFrame, list[str]]:
+    """A strong-label table as events (clip_id, label, onset_s, offset_s) plus every file it names,
+    in order of first appearance. A row with a file name and empty onset, offset and label (as
+    DESED writes for a file without events) adds the file to the corpus and no event."""
+    path = Path(path)
+    return _read_strong_labels(path, "," if path.suffix == ".csv" else "\t")
+
+
+def _read_strong_labels(path: Path, separator: str) -> tuple[pl.DataFrame, list[str]]:
     try:
         raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char=None)
     except Exception as err:
@@ -379,6 +387,11 @@ def _read_strong_labels(path: Path, separator: str) -> pl.DataFrame:
     frame = raw.select(clip_c, onset_c, offset_c, label_c).with_row_index("line", offset=2)
     blank = pl.all_horizontal(pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "") for c in layout)
     frame = frame.filter(~blank)
+    clip_ids = frame[clip_c].str.strip_chars().drop_nulls().unique(maintain_order=True).to_list()
+    no_event = pl.all_horizontal(
+        pl.col(c).is_null() | (pl.col(c).str.strip_chars() == "") for c in (onset_c, offset_c, label_c)
+    )
+    frame = frame.filter(~no_event)
     for column in layout:
         empty = frame.filter(pl.col(column).is_null() | (pl.col(column).str.strip_chars() == ""))
         if empty.height:
@@ -399,12 +412,13 @@ def _read_strong_labels(path: Path, separator: str) -> pl.DataFrame:
         raise UserError(
             f"{path}, line {row['line']}: {offset_c} ({row[offset_c]}) is before {onset_c} ({row[onset_c]})"
         )
-    return times.select(
+    events = times.select(
         pl.col(clip_c).str.strip_chars().alias("clip_id"),
         pl.col(label_c).str.strip_chars().alias("label"),
         "onset_s",
         "offset_s",
     )
+    return events, clip_ids
 
 
 def read_queries(path: str | os.PathLike[str]) -> pl.DataFrame:

@@ -46,6 +46,11 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
         if args.events.suffix == ".parquet" or args.events.is_dir():
             clips_path = beside if beside.exists() else None
     if clips_path is None:
+        if args.events.suffix in (".tsv", ".txt", ".csv"):
+            from reasonaudio.annotate import read_strong_labels
+
+            # every file the table names is in the corpus, also those listed without events
+            return read_strong_labels(args.events)[1], args.events
         return None, None
     try:
         clips = pl.read_parquet(clips_path, columns=["clip_id"])
