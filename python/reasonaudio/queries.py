@@ -592,6 +592,7 @@ class QueryGenerator:
                     self.usage[v] += 1
             return QuerySpec(task=task, shape=shape, logic=logic, text=text, anchor=anchor)
         raise UserError(
-            f"could not draw a {task} query (index {index}) with an unambiguous text after 400 attempts; "
-            "the corpus may be too small or the atom phrases too alike"
+            f"could not draw {task} query #{index} (new logic, unambiguous text) after 400 attempts: "
+            f"the corpus of {len(self.clips)} clips may be too small for {task} queries, or the atom phrases too alike; "
+            "use more clips or fewer --queries-per-task"
         )
