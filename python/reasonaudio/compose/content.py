@@ -7,12 +7,12 @@ spoken, the accepted answers (for transcription the reference is the text itself
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from reasonaudio.compose.io import iter_jsonl
 from reasonaudio.errors import UserError
 
 TASKS = ("asr", "math", "facts")
@@ -175,15 +175,8 @@ def load_facts(path: str | Path) -> list[Item]:
         raise UserError(f"facts file {path} does not exist")
     items: list[Item] = []
     if path.suffix.lower() in (".jsonl", ".json"):
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise UserError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-                items.append(_fact_row(row, f"{path}:{lineno}"))
+        for lineno, row in iter_jsonl(path):
+            items.append(_fact_row(row, f"{path}:{lineno}"))
     elif path.suffix.lower() in (".csv", ".tsv"):
         with path.open(encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
