@@ -128,3 +128,24 @@ def test_build_on_an_imported_library(tmp_path: Path) -> None:
     assert set(bench.events["label"].unique()) <= set(bench.atoms["label"])
     report = validate_benchmark(out)
     assert report.ok, report.format_text()
+
+
+def test_min_hard_negatives_are_planned_and_keep_the_pattern_split(tmp_path: Path) -> None:
+    out = tmp_path / "hard"
+    build(out, BuildConfig(clips=400, queries_per_task=4, seed=8, min_hard_negatives=3), progress=False)
+    bench = load_benchmark(out)
+    assert bench.clips["pattern"].value_counts().sort("pattern").rows() == [("overlap", 160), ("sequential", 240)]
+    assert bench.manifest["counts"]["hard_negatives_per_query"]["min"] >= 3
+    from reasonaudio.annotate import positive_labels
+
+    labels_of = bench.events.group_by("clip_id").agg(pl.col("label")).rows()
+    clip_labels = {cid: set(labs) for cid, labs in labels_of}
+    for qid, logic in bench.queries.select("query_id", "logic").iter_rows():
+        needed = set(positive_labels(logic))
+        relevant = set(bench.qrels.filter(pl.col("query_id") == qid)["clip_id"])
+        hard = [c for c, labs in clip_labels.items() if needed <= labs and c not in relevant]
+        assert len(hard) >= 3, qid
+    report = validate_benchmark(out, check_audio=False)
+    assert report.ok, report.format_text()
+    rc = main(["build", "--out", str(tmp_path / "bad"), "--min-hard-negatives", "0", "--quiet"])
+    assert rc == 2

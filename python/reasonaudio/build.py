@@ -41,6 +41,7 @@ class BuildConfig:
     max_clip_s: float = 30.0
     audio_format: str = "wav16"
     threads: int = 0
+    min_hard_negatives: int = 1  # per query; more than one makes ranking metrics harder for mention-matchers
     plan: dict = field(default_factory=dict)  # overrides of the Rust planner's parameters
 
     def check(self) -> None:
@@ -56,6 +57,8 @@ class BuildConfig:
             raise UserError(f"--sample-rate must be within 8000..192000 Hz, got {self.sample_rate}")
         if self.threads < 0:
             raise UserError(f"--threads must be >= 0, got {self.threads}")
+        if self.min_hard_negatives < 1:
+            raise UserError(f"--min-hard-negatives must be >= 1 (contract §3.2), got {self.min_hard_negatives}")
 
 
 # --- corpus plans ---------------------------------------------------------------------------------
@@ -178,13 +181,15 @@ def _plan_hard_negative(
     natives: np.ndarray,
     labels: list[str],
     bin_of_threshold,
+    variant: int = 0,
 ) -> dict[str, np.ndarray]:
+    """A clip planned to be a hard negative of `spec`; `variant` > 0 asks for further, different ones."""
     label_index = {lab: i for i, lab in enumerate(labels)}
     requests = _hard_negative_request(spec, label_index, bin_of_threshold)
     containment = _containment_logic(spec.logic)
     for attempt in range(64):
-        req = requests[attempt % len(requests)]
-        key = (1 << 48) + query_index * 1024 + attempt
+        req = requests[(attempt + variant) % len(requests)]
+        key = (1 << 48) + (variant << 40) + query_index * 1024 + attempt
         plan = _core.plan_clip(
             natives,
             config.seed,
@@ -296,28 +301,36 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
         rel = relevance(final, labels, logics, config.sample_rate, config.threads)
         con = relevance(final, labels, containments, config.sample_rate, config.threads)
         protected = {s.anchor for s in specs}
+        want = config.min_hard_negatives
         pos_pick: list[int] = []
         neg_pick: list[int | None] = []
+        kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
         for q, spec in enumerate(specs):
             if spec.anchor not in set(rel[q].tolist()):
                 raise AssertionError(f"query {query_ids[q]}: its anchor clip does not satisfy it")
             pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
             hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
             neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
+            extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
+            kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
         protected.update(pos_pick)
-        protected.update(x for x in neg_pick if x is not None)
+        protected.update(x for held in kept for x in held)
         free = {p: [i for i in range(n) if corpus.pattern(i) == p and i not in protected] for p in PATTERNS}
         for q, spec in enumerate(specs):
-            if neg_pick[q] is not None:
-                continue
-            plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold)
-            pattern = PATTERNS[int(plan["clip_overlap"][0])]
-            if not free[pattern]:
-                raise UserError(f"the corpus has no free {pattern} clip left to hold a planned hard negative; use more clips")
-            victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
-            corpus.replace(victim, plan)
-            neg_pick[q] = victim
-            planned += 1
+            for variant in range(want - len(kept[q])):
+                plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold, variant)
+                pattern = PATTERNS[int(plan["clip_overlap"][0])]
+                if not free[pattern]:
+                    raise UserError(
+                        f"the corpus has no free {pattern} clip left to hold a planned hard negative; "
+                        "use more clips (or a smaller --min-hard-negatives)"
+                    )
+                victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
+                corpus.replace(victim, plan)
+                kept[q].append(victim)
+                if neg_pick[q] is None:
+                    neg_pick[q] = victim
+                planned += 1
         final = corpus.columns()
         rel = relevance(final, labels, logics, config.sample_rate, config.threads)
         con = relevance(final, labels, containments, config.sample_rate, config.threads)
@@ -325,10 +338,14 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
             rq = set(rel[q].tolist())
             if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
                 raise AssertionError(f"query {query_ids[q]}: two-option pair broken by a replaced clip")
+        hard_counts = [len(np.setdiff1d(con[q], rel[q], assume_unique=True)) for q in range(len(specs))]
+        if min(hard_counts) < want:
+            raise AssertionError(f"a query has fewer than {want} hard negatives after planning")
         positives, negatives = pos_pick, [int(x) for x in neg_pick]
     else:
         final = corpus.columns()
         rel = []
+        hard_counts = []
     t_plan = time.perf_counter() - t0
 
     tmp = _prepare_out(out, force)
@@ -364,7 +381,7 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
         t_render = time.perf_counter() - t0 - t_plan
         manifest = _write_tables(
             tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
-            specs, query_ids, rel, positives, negatives, planned, audio,
+            specs, query_ids, rel, positives, negatives, planned, hard_counts, audio,
         )
         if progress:
             # timings stay out of the manifest: it must be byte-identical across runs
@@ -398,6 +415,7 @@ def _write_tables(
     positives: list[int],
     negatives: list[int],
     planned: int,
+    hard_counts: list[int],
     atom_audio: np.ndarray,
 ) -> dict:
     from reasonaudio import __version__
@@ -506,6 +524,7 @@ def _write_tables(
         "mc_pairs": len(mc),
         "planned_hard_negatives": planned,
         "relevant_per_query": _summary(np.array([len(r) for r in rel], float)) if specs else None,
+        "hard_negatives_per_query": _summary(np.array(hard_counts, float)) if specs else None,
         "clip_duration_s": {**_summary(durations), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
         "events_per_clip": {int(k): int(v) for k, v in zip(*np.unique(n_events, return_counts=True))},
         "event_modes": {m: int((events["mode"] == m).sum()) for m in ("native", "loop", "trim")},

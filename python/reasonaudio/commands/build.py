@@ -37,6 +37,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-clip-s", type=float, default=d.max_clip_s, help=f"longest clip in seconds (default {d.max_clip_s})")
     p.add_argument("--format", dest="audio_format", choices=sorted(AUDIO_FORMATS), default=d.audio_format, help="audio format (default wav16)")
     p.add_argument("--threads", type=int, default=0, help="worker threads (0 = all cores); output does not depend on it")
+    p.add_argument("--min-hard-negatives", type=int, default=d.min_hard_negatives,
+                   help="hard negatives each query must have; missing ones are planned on purpose (default 1)")
     p.add_argument("--plan", type=_plan_override, action="append", default=[], metavar="KEY=JSON",
                    help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\'')
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         max_clip_s=args.max_clip_s,
         audio_format=args.audio_format,
         threads=args.threads,
+        min_hard_negatives=args.min_hard_negatives,
         plan=dict(args.plan),
     )
     start = time.perf_counter()
