@@ -189,3 +189,31 @@ def test_beir_export_of_a_benchmark_resolves_audio_against_the_benchmark_root(tm
     assert beir.clips.height == 40 and beir.qrels.height > 0
     for path in beir.audio_paths():
         assert path.is_file(), path
+
+
+def test_hugging_face_style_parquet_folder_with_embedded_audio(tmp_path: Path) -> None:
+    """corpus/queries as parquet, audio as {bytes, path} values, qrels as parquet: evaluable as is."""
+    import io
+
+    import soundfile as sf
+
+    root = tmp_path / "hf"
+    (root / "qrels").mkdir(parents=True)
+    corpus = []
+    for i in range(4):
+        buf = io.BytesIO()
+        sf.write(buf, (0.1 * np.sin(np.arange(1600) * (i + 1) / 10)).astype(np.float32), 16000, format="WAV")
+        corpus.append({"_id": f"c{i}", "audio": {"bytes": buf.getvalue(), "path": f"c{i}.wav"}})
+    pl.DataFrame(corpus).write_parquet(root / "corpus.parquet")
+    pl.DataFrame({"_id": ["q0", "q1"], "text": ["a", "b"]}).write_parquet(root / "queries.parquet")
+    pl.DataFrame({"query-id": ["q0", "q1", "q1"], "corpus-id": ["c1", "c2", "c3"], "score": [1, 1, 0]}).write_parquet(
+        root / "qrels" / "test.parquet"
+    )
+    bench = load_beir(root)
+    assert bench.qrels.height == 2
+    for path in bench.audio_paths():
+        x, sr = sf.read(path)
+        assert sr == 16000 and len(x) == 1600
+    out = tmp_path / "res"
+    assert main(["eval", str(root), "--model", "oracle", "--out", str(out), "--quiet", "--no-figures", "--bootstrap", "0"]) == 0
+    assert json.loads((out / "results.json").read_text())["summary"]["acc@1"]["all"]["mean"] == 1.0

@@ -38,6 +38,6 @@ def load_any_benchmark(path: str | Path):
     root = Path(path)
     if (root / "manifest.json").is_file():
         return load_benchmark(root)
-    if (root / "corpus.jsonl").is_file():
+    if (root / "corpus.jsonl").is_file() or (root / "corpus.parquet").is_file():
         return load_beir(root)
     raise UserError(f"{root}: neither a benchmark directory (manifest.json) nor a BEIR folder (corpus.jsonl)")
