@@ -187,23 +187,28 @@ def _plan_hard_negative(
     label_index = {lab: i for i, lab in enumerate(labels)}
     requests = _hard_negative_request(spec, label_index, bin_of_threshold)
     containment = _containment_logic(spec.logic)
+    last_error = "every planned clip satisfied the query or lacked a mentioned sound"
     for attempt in range(64):
         req = requests[(attempt + variant) % len(requests)]
         key = (1 << 48) + (variant << 40) + query_index * 1024 + attempt
-        plan = _core.plan_clip(
-            natives,
-            config.seed,
-            key,
-            req["pattern"],
-            params_json,
-            required=req["required"],
-            ordered=req["ordered"],
-            required_bins=req.get("required_bins", []),
-        )
+        try:
+            plan = _core.plan_clip(
+                natives,
+                config.seed,
+                key,
+                req["pattern"],
+                params_json,
+                required=req["required"],
+                ordered=req["ordered"],
+                required_bins=req.get("required_bins", []),
+            )
+        except ValueError as err:  # e.g. more required sounds than max_events allows
+            last_error = str(err)
+            continue
         rel, contains = relevance(plan, labels, [spec.logic, containment], config.sample_rate, 1)
         if len(contains) == 1 and len(rel) == 0:
             return plan
-    raise UserError(f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)})")
+    raise UserError(f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)}): {last_error}")
 
 
 # --- the build ------------------------------------------------------------------------------------
@@ -217,19 +222,15 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _load_atoms(config: BuildConfig):
-    from reasonaudio.atoms import AtomLibrary
-
-    if config.atoms == "procedural":
-        return AtomLibrary.procedural(sample_rate=config.sample_rate)
-    return AtomLibrary.load(config.atoms, sample_rate=config.sample_rate)
-
-
-def _prepare_out(out: Path, force: bool) -> Path:
+def _check_out(out: Path, force: bool) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a directory")
     if out.exists() and any(out.iterdir()) and not force:
         raise UserError(f"{out}: directory is not empty (pass --force to replace it)")
+
+
+def _prepare_out(out: Path, force: bool) -> Path:
+    _check_out(out, force)  # again: the directory may have changed while the corpus was planned
     out.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
 
@@ -248,11 +249,14 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
     """Build a whole benchmark into `out`; returns its path. Deterministic in `config`."""
     from tqdm.auto import tqdm
 
+    from reasonaudio.atoms import AtomLibrary
+
     config = config or BuildConfig()
     config.check()
     out = Path(out)
+    _check_out(out, force)
     t0 = time.perf_counter()
-    library = _load_atoms(config)
+    library = AtomLibrary.open(config.atoms, sample_rate=config.sample_rate)
     labels = list(library.labels)
     audio, offsets = library.flat()
     natives = np.diff(offsets.astype(np.int64))
