@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio import _core
+from reasonaudio.dataset import iter_jsonl
 from reasonaudio.errors import UserError
 
 __all__ = [
@@ -436,23 +437,16 @@ def read_queries(path: str | os.PathLike[str]) -> pl.DataFrame:
             raise UserError(f"{path}: cannot read parquet ({err})") from None
     elif path.suffix in (".jsonl", ".ndjson"):
         rows: list[dict[str, Any]] = []
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise UserError(f"{path}, line {line_no}: not valid JSON ({err})") from None
-                if not isinstance(row, dict) or "query_id" not in row or "logic" not in row:
-                    raise UserError(f"{path}, line {line_no}: expected an object with query_id and logic")
-                rows.append(
-                    {
-                        "query_id": str(row["query_id"]),
-                        "logic": row["logic"] if isinstance(row["logic"], str) else json.dumps(row["logic"]),
-                        **{k: v for k, v in row.items() if k in ("task", "text")},
-                    }
-                )
+        for line_no, row in iter_jsonl(path):
+            if "query_id" not in row or "logic" not in row:
+                raise UserError(f"{path}, line {line_no}: expected an object with query_id and logic")
+            rows.append(
+                {
+                    "query_id": str(row["query_id"]),
+                    "logic": row["logic"] if isinstance(row["logic"], str) else json.dumps(row["logic"]),
+                    **{k: v for k, v in row.items() if k in ("task", "text")},
+                }
+            )
         frame = pl.DataFrame(rows, schema_overrides={"query_id": pl.String, "logic": pl.String}, infer_schema_length=None)
         if frame.is_empty():
             frame = pl.DataFrame(schema={"query_id": pl.String, "logic": pl.String})

@@ -8,6 +8,7 @@ missing by file and column; deeper checks of the guarantees live in `reasonaudio
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,25 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
 MANIFEST_KEYS = ("format_version", "tool_version", "seed", "sample_rate", "params", "counts", "hashes")
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file; bad JSON or a line that is
+    not an object is a UserError naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: file not found")
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise UserError(f"{path}, line {lineno}: not valid JSON ({err.msg})") from None
+            if not isinstance(row, dict):
+                raise UserError(f"{path}, line {lineno}: expected a JSON object")
+            yield lineno, row
 
 
 def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
@@ -145,15 +165,9 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
                 f"{jsonl}: file not found (BEIR layout needs corpus, queries (.jsonl or .parquet) and qrels/{split}.tsv)"
             )
         rows = []
-        for lineno, line in enumerate(jsonl.read_text().splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise UserError(f"{jsonl}: line {lineno}: invalid JSON ({err.msg})") from None
-            if not isinstance(row, dict) or "_id" not in row:
-                raise UserError(f"{jsonl}: line {lineno}: expected an object with an '_id' field")
+        for lineno, row in iter_jsonl(jsonl):
+            if "_id" not in row:
+                raise UserError(f"{jsonl}, line {lineno}: expected an object with an '_id' field")
             rows.append(row)
         return jsonl, rows
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.compose.io import iter_jsonl
+from reasonaudio.dataset import iter_jsonl
 from reasonaudio.errors import UserError
 
 TASKS = ("asr", "math", "facts")

@@ -6,8 +6,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
+from reasonaudio.dataset import iter_jsonl
 from reasonaudio.errors import UserError
 
 
@@ -29,29 +30,11 @@ def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any]]) -> None
     write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; bad JSON or a non-object is a UserError."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path} does not exist")
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise UserError(f"{path}:{lineno}: not valid JSON ({err.msg})") from None
-            if not isinstance(row, dict):
-                raise UserError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, row
-
-
 def read_jsonl(path: str | Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     rows = []
     for lineno, row in iter_jsonl(path):
         missing = [k for k in required if k not in row]
         if missing:
-            raise UserError(f"{path}:{lineno}: missing field(s) {missing}; expected {list(required)}")
+            raise UserError(f"{path}, line {lineno}: missing field(s) {missing}; expected {list(required)}")
         rows.append(row)
     return rows
