@@ -1,12 +1,16 @@
+"""Typed stubs of the Rust extension (rust/python), one section per core module."""
+
+from os import PathLike as _PathLike
+
+import numpy as _np
+import numpy.typing as _npt
+
 __version__: str
 
-# --- mix (owner: mix.rs) ---------------------------------------------------------------------
+# --- mix ---------------------------------------------------------------------------------------
 # Columns are borrowed without copies and must have exactly these dtypes (TypeError otherwise);
 # plan problems (lengths, order, atom index, event outside its clip, options) raise ValueError
 # naming the clip/row; file-system failures raise OSError.
-import numpy as _np
-import numpy.typing as _npt
-from os import PathLike as _PathLike
 
 def render_corpus(
     atom_audio: _npt.NDArray[_np.float32],
@@ -44,9 +48,7 @@ def render_clip(
     ceiling: float = 0.98,
 ) -> _npt.NDArray[_np.float32]:
     """Render one clip (clip_length samples, limited into [-ceiling, ceiling])."""
-# --- annotate (owner: annotate.rs) ---
-import numpy as _np
-import numpy.typing as _npt
+# --- annotate ---
 
 def annotate_csr(
     ev_clip: _npt.NDArray[_np.uint32],
@@ -63,13 +65,11 @@ def annotate_csr(
     """Relevant (query, clip) pairs as CSR: query q's clips are clip_indices[indptr[q]:indptr[q+1]],
     ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
     Raises ValueError naming the query and constraint (malformed logic) or event row (bad events)."""
-# --- resample (owner: atoms) ---
-import numpy as np
-import numpy.typing as npt
+# --- resample ---
 
-def resample(x: npt.NDArray[np.float32], sr_in: int, sr_out: int) -> npt.NDArray[np.float32]:
+def resample(x: _npt.NDArray[_np.float32], sr_in: int, sr_out: int) -> _npt.NDArray[_np.float32]:
     """Band-limited, delay-compensated resampling; returns round(len(x) * sr_out / sr_in) samples."""
-# --- plan (owner: plan.rs) ---
+# --- plan ---
 def plan_params_default() -> str:
     """Default planner parameters as JSON."""
 
@@ -102,13 +102,13 @@ def plan_clip(
 ) -> dict[str, _npt.NDArray]:
     """Plan one clip from (seed, key) under a request (same columns as plan_corpus)."""
 
-# --- procedural atoms (owner: atoms) ---
+# --- procedural atoms ---
 def procedural_atoms(
     sample_rate: int, seed: int = 0
-) -> tuple[list[str], list[str], list[str], npt.NDArray[np.float32], npt.NDArray[np.uint64]]:
+) -> tuple[list[str], list[str], list[str], _npt.NDArray[_np.float32], _npt.NDArray[_np.uint64]]:
     """The embedded 200-atom library: (labels, phrases, families, flat audio, offsets[n+1]).
 
     Seed 0 is the default library; other seeds re-render random details (noise, hit timing)."""
 
-def finish_atom(x: npt.NDArray[np.float32], sample_rate: int) -> npt.NDArray[np.float32]:
+def finish_atom(x: _npt.NDArray[_np.float32], sample_rate: int) -> _npt.NDArray[_np.float32]:
     """DC removal, 5 ms edge fades, RMS normalised to -20 dBFS, peaks limited to 0.9."""
