@@ -149,3 +149,10 @@ def test_min_hard_negatives_are_planned_and_keep_the_pattern_split(tmp_path: Pat
     assert report.ok, report.format_text()
     rc = main(["build", "--out", str(tmp_path / "bad"), "--min-hard-negatives", "0", "--quiet"])
     assert rc == 2
+
+
+def test_seed_out_of_range_is_refused_by_the_api_too(tmp_path: Path) -> None:
+    from reasonaudio.errors import UserError
+
+    with pytest.raises(UserError, match="--seed"):
+        build(tmp_path / "neg", BuildConfig(clips=10, seed=-1), progress=False)

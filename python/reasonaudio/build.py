@@ -55,6 +55,8 @@ class BuildConfig:
             raise UserError(f"--format must be one of {', '.join(AUDIO_FORMATS)}, got {self.audio_format!r}")
         if self.sample_rate < 8000 or self.sample_rate > 192_000:
             raise UserError(f"--sample-rate must be within 8000..192000 Hz, got {self.sample_rate}")
+        if not 0 <= self.seed < 2**64:
+            raise UserError(f"--seed must be within 0..2^64-1, got {self.seed}")
         if self.threads < 0:
             raise UserError(f"--threads must be >= 0, got {self.threads}")
         if self.min_hard_negatives < 1:

@@ -7,7 +7,6 @@ import json
 import time
 
 from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build
-from reasonaudio.errors import UserError
 
 
 def _plan_override(text: str) -> tuple[str, object]:
@@ -47,8 +46,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.seed < 0:
-        raise UserError(f"--seed must be >= 0, got {args.seed}")
     config = BuildConfig(
         clips=args.clips,
         overlap_fraction=args.overlap_fraction,
