@@ -136,7 +136,7 @@ def test_eval_result_two_option_uses_ranking_scores(bench: Path) -> None:
 
 def test_cut_rankings_give_the_same_metrics_as_complete_ones() -> None:
     from reasonaudio import metrics
-    from reasonaudio.retrieval.index import deep_rank
+    from reasonaudio.retrieval.index import EmbeddingRanker
 
     rng = np.random.default_rng(5)
     # coarse scores make many exact ties, including across the cut at 100
@@ -149,14 +149,44 @@ def test_cut_rankings_give_the_same_metrics_as_complete_ones() -> None:
     full_rank = np.concatenate([p[2] for p in full])
     cut_rank = np.concatenate([p[2] for p in cut])
     np.testing.assert_array_equal(cut_rank, full_rank[:, :100])
-    from reasonaudio.retrieval.index import l2_normalize
-
-    scores = l2_normalize(q) @ l2_normalize(c).T
-    first = np.array([deep_rank(scores[i], np.flatnonzero(relevant[i])) for i in range(30)])
+    np.testing.assert_array_equal(np.concatenate([p[1] for p in cut]), np.concatenate([p[1] for p in full])[:, :100])
+    ranker = EmbeddingRanker(q, c)
+    first = np.array([ranker.deep_rank(i, np.flatnonzero(relevant[i])) for i in range(30)])
+    # the deep rank is the position of the first relevant clip in the complete ranking
+    np.testing.assert_array_equal(first, metrics.hit_matrix(full_rank, relevant).argmax(axis=1))
     reference = metrics.per_query(metrics.hit_matrix(full_rank, relevant), relevant.sum(1))
     ours = metrics.per_query(metrics.hit_matrix(cut_rank, relevant), relevant.sum(1), first)
     for name in metrics.METRIC_NAMES:
-        np.testing.assert_allclose(ours[name], reference[name])
+        np.testing.assert_array_equal(ours[name], reference[name])
+
+
+def test_canonical_scores_do_not_depend_on_batching_or_corpus_order() -> None:
+    """Scores that are equal in exact arithmetic must compare equal wherever they are computed: in
+    any batch, at any position of the corpus (BLAS tiles rows differently), head or deep rank."""
+    from reasonaudio.retrieval.index import EmbeddingRanker
+
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(50, 48)).astype(np.float32)
+    c = base[rng.integers(0, 50, size=700)]  # many bitwise-duplicate clips: exact ties everywhere
+    q = rng.normal(size=(40, 48)).astype(np.float32)
+    perm = rng.permutation(700)
+    a = EmbeddingRanker(q, c)
+    b = EmbeddingRanker(q, c[perm])
+    for batch in (1, 7, 256):
+        ranks_a = np.concatenate([p[2] for p in a.rank(depth=100, batch_size=batch)])
+        ranks_b = np.concatenate([p[2] for p in b.rank(depth=100, batch_size=batch)])
+        scores_a = np.concatenate([p[1] for p in a.rank(depth=100, batch_size=batch)])
+        scores_b = np.concatenate([p[1] for p in b.rank(depth=100, batch_size=batch)])
+        np.testing.assert_array_equal(scores_a, scores_b)
+        # duplicates tie exactly, so a rank holds the same vector in either corpus order
+        np.testing.assert_array_equal(c[ranks_a], c[perm][ranks_b])
+    i = np.arange(40)
+    j = rng.integers(0, 700, 40)
+    inverse = np.argsort(perm)
+    np.testing.assert_array_equal(a.pair_scores(i, j), b.pair_scores(i, inverse[j]))
+    head = np.concatenate([p[1] for p in a.rank(depth=100)])
+    full = np.concatenate([p[1] for p in a.rank()])
+    np.testing.assert_array_equal(head, full[:, :100])
 
 
 def test_gpu_copy_serves_shallow_searches_and_cpu_the_deep_ones() -> None:

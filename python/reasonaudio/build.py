@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -22,10 +25,13 @@ from reasonaudio import _core
 from reasonaudio.dataset import FORMAT_VERSION, TASKS
 from reasonaudio.errors import UserError
 from reasonaudio.annotate import positive_labels
-from reasonaudio.queries import ClipView, QueryGenerator, QuerySpec
+from reasonaudio.queries import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
 
 AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
 PATTERNS = ("sequential", "overlap")
+# Rendering is CPU-bound: more threads than cores only adds scheduling (1,000 threads ran 10x slower
+# than 2); output never depends on the count, so the cap only refuses nonsense.
+MAX_THREADS = 1024
 
 
 @dataclass
@@ -57,10 +63,73 @@ class BuildConfig:
             raise UserError(f"--sample-rate must be within 8000..192000 Hz, got {self.sample_rate}")
         if not 0 <= self.seed < 2**64:
             raise UserError(f"--seed must be within 0..2^64-1, got {self.seed}")
-        if self.threads < 0:
-            raise UserError(f"--threads must be >= 0, got {self.threads}")
+        if not 0 <= self.threads <= MAX_THREADS:
+            raise UserError(
+                f"--threads must be within 0..{MAX_THREADS} (0 = one per core; this machine has {os.cpu_count()}), got {self.threads}"
+            )
         if self.min_hard_negatives < 1:
             raise UserError(f"--min-hard-negatives must be >= 1 (contract §3.2), got {self.min_hard_negatives}")
+        if not (math.isfinite(self.max_clip_s) and self.max_clip_s > 0):
+            raise UserError(f"--max-clip-s must be a positive number of seconds, got {self.max_clip_s}")
+        if not math.isfinite(self.overlap_fraction):
+            raise UserError(f"--overlap-fraction must be within [0, 1], got {self.overlap_fraction}")
+        self._check_plan_keys()
+
+    @property
+    def worker_threads(self) -> int:
+        """Threads the Rust work uses: --threads capped at the core count (0 = one per core)."""
+        cores = os.cpu_count() or 1
+        return cores if self.threads == 0 else min(self.threads, cores)
+
+    def _check_plan_keys(self) -> None:
+        """Each --plan override on its own: a known key, with a value of the right type."""
+        defaults = json.loads(_core.plan_params_default())
+        for key, value in self.plan.items():
+            if key in PLAN_KEYS_WITH_FLAGS:
+                raise UserError(f"--plan {key}=...: {key} has its own option, {PLAN_KEYS_WITH_FLAGS[key]}")
+            if key not in defaults:
+                known = ", ".join(sorted(k for k in defaults if k not in PLAN_KEYS_WITH_FLAGS))
+                raise UserError(f"--plan {key}=...: unknown planner parameter (known: {known})")
+            expected = json.dumps(defaults[key])
+            try:
+                _core.plan_params_check(json.dumps({**defaults, key: value}), 1 << 20)
+            except ValueError as err:
+                if _is_parse_error(err):
+                    raise UserError(f"--plan {key}={json.dumps(value)}: expected a value shaped like the default {expected}") from None
+                # a value of the right type that breaks a rule is reported with every setting below
+
+    def plan_params(self, n_atoms: int) -> tuple[str, list[float]]:
+        """The planner's parameters as JSON (defaults, then --plan overrides, then the options that
+        have a flag of their own), checked against a library of `n_atoms` labels; and the duration
+        thresholds they imply."""
+        self._check_plan_keys()
+        merged = {**json.loads(_core.plan_params_default()), **self.plan, "sample_rate": self.sample_rate, "max_clip_s": self.max_clip_s}
+        first_error = None
+        # Unless --plan sets max_events, the default is lowered to what the library (a label at
+        # most once per clip) and --max-clip-s allow, rather than refusing a small library.
+        fewer = range(merged["max_events"], merged["min_events"] - 1, -1) if "max_events" not in self.plan else [merged["max_events"]]
+        for max_events in fewer:
+            try:
+                checked = _core.plan_params_check(json.dumps({**merged, "max_events": max_events}), n_atoms)
+            except ValueError as err:
+                first_error = err  # the last one: the smallest max_events tried
+                continue
+            if max_events != merged["max_events"]:
+                _note(f"at most {max_events} events per clip (the default {merged['max_events']} does not fit this library or --max-clip-s; set --plan max_events=N to choose)")
+            return checked
+        message = str(first_error).removeprefix("plan parameters: ").removeprefix("invalid plan parameters: ")
+        raise UserError(
+            f"planner parameters: {message} (set by --max-clip-s, --sample-rate and --plan KEY=JSON, "
+            f"e.g. --plan max_events=6)"
+        ) from None
+
+
+PLAN_KEYS_WITH_FLAGS = {"sample_rate": "--sample-rate", "max_clip_s": "--max-clip-s"}
+
+
+def _is_parse_error(err: ValueError) -> bool:
+    """serde's messages for a value of the wrong type end in its position in the JSON text."""
+    return " at line " in str(err) and " column " in str(err)
 
 
 # --- corpus plans ---------------------------------------------------------------------------------
@@ -175,6 +244,16 @@ def _hard_negative_request(spec: QuerySpec, label_index: dict[str, int], bin_of_
     return requests
 
 
+class _CorpusFull(Exception):
+    """Planned hard negatives need more free clips than the corpus has (or cannot be planned);
+    `query_index` is the first query that could not get one."""
+
+    def __init__(self, query_index: int, reason: str):
+        super().__init__(reason)
+        self.query_index = query_index
+        self.reason = reason
+
+
 def _plan_hard_negative(
     spec: QuerySpec,
     query_index: int,
@@ -184,21 +263,27 @@ def _plan_hard_negative(
     labels: list[str],
     bin_of_threshold,
     variant: int = 0,
+    patterns: tuple[str, ...] = PATTERNS,
 ) -> dict[str, np.ndarray]:
-    """A clip planned to be a hard negative of `spec`; `variant` > 0 asks for further, different ones."""
+    """A clip planned to be a hard negative of `spec`, in one of `patterns` (those with a free clip
+    left to replace); `variant` > 0 asks for further, different ones."""
     label_index = {lab: i for i, lab in enumerate(labels)}
     requests = _hard_negative_request(spec, label_index, bin_of_threshold)
     containment = _containment_logic(spec.logic)
     last_error = "every planned clip satisfied the query or lacked a mentioned sound"
+    if not requests:
+        raise _CorpusFull(query_index, f"no way to plan a hard negative for {json.dumps(spec.logic)}")
     for attempt in range(64):
         req = requests[(attempt + variant) % len(requests)]
         key = (1 << 48) + (variant << 40) + query_index * 1024 + attempt
+        # the request's own pattern when a clip of it is free, else the other one
+        pattern = req["pattern"] if req["pattern"] in patterns else patterns[attempt % len(patterns)]
         try:
             plan = _core.plan_clip(
                 natives,
                 config.seed,
                 key,
-                req["pattern"],
+                pattern,
                 params_json,
                 required=req["required"],
                 ordered=req["ordered"],
@@ -210,7 +295,90 @@ def _plan_hard_negative(
         rel, contains = relevance(plan, labels, [spec.logic, containment], config.sample_rate, 1)
         if len(contains) == 1 and len(rel) == 0:
             return plan
-    raise UserError(f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)}): {last_error}")
+    raise _CorpusFull(query_index, f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)}): {last_error}")
+
+
+@dataclass
+class _Pairs:
+    """What pairing queries with positives and hard negatives made: the corpus with its planned
+    clips, relevance on it, the two-option pairs, hard negatives per query."""
+
+    corpus: Corpus
+    relevant: list[np.ndarray]
+    positives: list[int]
+    negatives: list[int]
+    planned: int
+    hard_counts: list[int]
+
+    @staticmethod
+    def empty(corpus: Corpus) -> "_Pairs":
+        return _Pairs(corpus, [], [], [], 0, [])
+
+
+def _hard_negatives(
+    corpus: Corpus,
+    specs: list[QuerySpec],
+    config: BuildConfig,
+    params_json: str,
+    natives: np.ndarray,
+    labels: list[str],
+    bin_of_threshold,
+) -> _Pairs:
+    """Pick a positive and the hard negatives of every query, planning missing hard negatives into
+    free clips of the corpus (raises _CorpusFull when it runs out of them)."""
+    n = corpus.n_clips
+    rng = np.random.default_rng([config.seed, 0x4D43])
+    logics = [s.logic for s in specs]
+    containments = [_containment_logic(lg) for lg in logics]
+    final = corpus.columns()
+    rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
+    con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
+    protected = {s.anchor for s in specs}
+    want = config.min_hard_negatives
+    pos_pick: list[int] = []
+    neg_pick: list[int | None] = []
+    kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
+    for q, spec in enumerate(specs):
+        if spec.anchor not in set(rel[q].tolist()):
+            raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
+        pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
+        hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
+        neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
+        extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
+        kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
+    protected.update(pos_pick)
+    protected.update(x for held in kept for x in held)
+    free = {p: [i for i in range(n) if corpus.pattern(i) == p and i not in protected] for p in PATTERNS}
+    planned = 0
+    for q, spec in enumerate(specs):
+        for variant in range(want - len(kept[q])):
+            open_patterns = tuple(p for p in PATTERNS if free[p])
+            if not open_patterns:
+                raise _CorpusFull(q, "no free clip left to hold a planned hard negative")
+            plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold, variant, open_patterns)
+            pattern = PATTERNS[int(plan["clip_overlap"][0])]
+            victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
+            corpus.replace(victim, plan)
+            kept[q].append(victim)
+            if neg_pick[q] is None:
+                neg_pick[q] = victim
+            planned += 1
+    final = corpus.columns()
+    rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
+    con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
+    for q in range(len(specs)):
+        rq = set(rel[q].tolist())
+        if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
+            raise AssertionError(f"query {q}: two-option pair broken by a replaced clip")
+    hard_counts = [len(np.setdiff1d(con[q], rel[q], assume_unique=True)) for q in range(len(specs))]
+    if hard_counts and min(hard_counts) < want:
+        raise AssertionError(f"a query has fewer than {want} hard negatives after planning")
+    return _Pairs(corpus, rel, pos_pick, [int(x) for x in neg_pick], planned, hard_counts)
+
+
+def _note(message: str) -> None:
+    """One line about a decision the build took for the user (printed even with --quiet)."""
+    print(f"reasonaudio build: note: {message}", file=sys.stderr)
 
 
 # --- the build ------------------------------------------------------------------------------------
@@ -262,12 +430,13 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
     labels = list(library.labels)
     audio, offsets = library.flat()
     natives = np.diff(offsets.astype(np.int64))
-    plan_params = {**json.loads(_core.plan_params_default()), **config.plan, "sample_rate": config.sample_rate, "max_clip_s": config.max_clip_s}
+    params_json, thresholds = config.plan_params(len(labels))
+    if config.queries_per_task and len(thresholds) < 1:
+        raise UserError("duration queries need a duration threshold: --plan duration_bins must give two or more bins")
     try:
-        params_json, thresholds = _core.plan_params_check(json.dumps(plan_params), len(labels))
-        cols = _core.plan_corpus(natives, config.clips, config.overlap_fraction, config.seed, params_json, config.threads)
+        cols = _core.plan_corpus(natives, config.clips, config.overlap_fraction, config.seed, params_json, config.worker_threads)
     except ValueError as err:
-        raise UserError(str(err)) from None
+        raise UserError(f"planning the corpus: {err}") from None
     params = json.loads(params_json)
     bins = params["duration_bins"]
 
@@ -281,77 +450,59 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
                 return i
         return None
 
-    corpus = Corpus(cols)
-    n = corpus.n_clips
+    n = len(cols["clip_length"])
     width = max(6, len(str(n - 1)))
     clip_ids = [f"clip_{i:0{width}d}" for i in range(n)]
+    views = Corpus(cols).views()
 
-    # queries from real clips
-    specs: list[QuerySpec] = []
-    if config.queries_per_task:
-        generator = QueryGenerator(corpus.views(), labels, list(library.phrases), config.sample_rate, list(thresholds), config.seed)
-        for task in TASKS:
-            for j in range(config.queries_per_task):
-                specs.append(generator.generate(task, j))
-    query_ids = [f"{s.task}_{j % max(config.queries_per_task, 1):04d}" for j, s in enumerate(specs)]
+    def draw(per_task: int, tasks: list[str]) -> list[QuerySpec]:
+        generator = QueryGenerator(views, labels, list(library.phrases), config.sample_rate, list(thresholds), config.seed)
+        return [generator.generate(task, j) for task in tasks for j in range(per_task)]
 
-    # relevance, hard negatives, two-option pairs
-    rng = np.random.default_rng([config.seed, 0x4D43])
-    logics = [s.logic for s in specs]
-    containments = [_containment_logic(lg) for lg in logics]
-    planned = 0
-    positives: list[int] = []
-    negatives: list[int] = []
-    if specs:
-        final = corpus.columns()
-        rel = relevance(final, labels, logics, config.sample_rate, config.threads)
-        con = relevance(final, labels, containments, config.sample_rate, config.threads)
-        protected = {s.anchor for s in specs}
-        want = config.min_hard_negatives
-        pos_pick: list[int] = []
-        neg_pick: list[int | None] = []
-        kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
-        for q, spec in enumerate(specs):
-            if spec.anchor not in set(rel[q].tolist()):
-                raise AssertionError(f"query {query_ids[q]}: its anchor clip does not satisfy it")
-            pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
-            hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
-            neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
-            extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
-            kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
-        protected.update(pos_pick)
-        protected.update(x for held in kept for x in held)
-        free = {p: [i for i in range(n) if corpus.pattern(i) == p and i not in protected] for p in PATTERNS}
-        for q, spec in enumerate(specs):
-            for variant in range(want - len(kept[q])):
-                plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold, variant)
-                pattern = PATTERNS[int(plan["clip_overlap"][0])]
-                if not free[pattern]:
-                    raise UserError(
-                        f"the corpus has no free {pattern} clip left to hold a planned hard negative; "
-                        "use more clips (or a smaller --min-hard-negatives)"
-                    )
-                victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
-                corpus.replace(victim, plan)
-                kept[q].append(victim)
-                if neg_pick[q] is None:
-                    neg_pick[q] = victim
-                planned += 1
-        final = corpus.columns()
-        rel = relevance(final, labels, logics, config.sample_rate, config.threads)
-        con = relevance(final, labels, containments, config.sample_rate, config.threads)
-        for q in range(len(specs)):
-            rq = set(rel[q].tolist())
-            if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
-                raise AssertionError(f"query {query_ids[q]}: two-option pair broken by a replaced clip")
-        hard_counts = [len(np.setdiff1d(con[q], rel[q], assume_unique=True)) for q in range(len(specs))]
-        if min(hard_counts) < want:
-            raise AssertionError(f"a query has fewer than {want} hard negatives after planning")
-        positives, negatives = pos_pick, [int(x) for x in neg_pick]
-    else:
-        final = corpus.columns()
-        rel = []
-        hard_counts = []
+    def pair_up(specs: list[QuerySpec]) -> _Pairs:
+        return _hard_negatives(Corpus(cols), specs, config, params_json, natives, labels, bin_of_threshold)
+
+    # The corpus decides how many distinct queries (and planned hard negatives) it can host: the
+    # largest number per task up to the one asked for (a bisection over numbers that fail), a task
+    # no clip can host left out. Every attempt starts afresh, so the result is exactly the build
+    # that asks for that number.
+    tasks = list(TASKS)
+    best: tuple[int, list[QuerySpec], _Pairs] | None = None
+    failing = config.queries_per_task + 1  # the smallest number known to fail
+    candidate = config.queries_per_task
+    while tasks and candidate > (best[0] if best else 0):
+        try:
+            drawn = draw(candidate, tasks)
+        except QueryCapacityError as err:
+            if err.index == 0:
+                tasks.remove(err.task)
+                _note(f"no clip of this corpus can host {'an' if err.task[0] in 'aeiou' else 'a'} {err.task} query: the benchmark has none ({err})")
+            else:
+                failing, candidate = candidate, err.index
+            continue
+        try:
+            paired = pair_up(drawn)
+        except _CorpusFull:
+            failing, candidate = candidate, ((best[0] if best else 0) + candidate) // 2
+            continue
+        best = (candidate, drawn, paired)
+        candidate = (candidate + failing) // 2
+    per_task, specs, pairs = best if best else (0, [], _Pairs.empty(Corpus(cols)))
+    if config.queries_per_task and not specs:
+        raise UserError(
+            f"a corpus of {n} clips cannot host queries with hard negatives "
+            f"(use more --clips, or --queries-per-task 0 for a corpus without queries)"
+        )
+    if specs and per_task < config.queries_per_task:
+        _note(
+            f"{n} clips host {per_task} distinct queries per task with hard negatives "
+            f"(asked for {config.queries_per_task}); building {per_task} per task"
+        )
+    query_ids = [f"{s.task}_{j % max(per_task, 1):04d}" for j, s in enumerate(specs)]
+    corpus = pairs.corpus
+    final = corpus.columns()
+    rel = pairs.relevant
+    positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
     t_plan = time.perf_counter() - t0
 
     tmp = _prepare_out(out, force)
@@ -379,7 +530,7 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
                     [str(tmp / p) for p in rel_paths[lo:hi]],
                     config.sample_rate,
                     format=config.audio_format,
-                    threads=config.threads,
+                    threads=config.worker_threads,
                 )
                 peaks[lo:hi] = res["peak"]
                 gains[lo:hi] = res["gain"]

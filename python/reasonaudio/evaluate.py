@@ -21,7 +21,7 @@ from reasonaudio.retrieval.base import (
     as_float32_matrix,
 )
 from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
-from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_embeddings, rank_scores
+from reasonaudio.retrieval.index import EmbeddingRanker, deep_rank, l2_normalize, rank_scores
 
 TOP_K = 100
 
@@ -90,11 +90,13 @@ def evaluate(
         raise UserError(f"{benchmark.root}: the benchmark has no clips")
     model.prepare(benchmark)
 
-    query_vectors = clip_vectors = score_matrix = None
+    query_vectors = clip_vectors = score_matrix = ranker = None
     if isinstance(model, EmbeddingModel):
         query_vectors = as_float32_matrix(model.encode_queries(queries), f"{model.spec}: query embeddings", len(queries.ids))
         clip_vectors = as_float32_matrix(model.encode_clips(clips), f"{model.spec}: clip embeddings", len(clips.ids))
-        batches = rank_embeddings(query_vectors, clip_vectors, batch_size=batch_size, progress=progress, depth=TOP_K)
+        # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
+        ranker = EmbeddingRanker(query_vectors, clip_vectors)
+        batches = ranker.rank(depth=TOP_K, batch_size=batch_size, progress=progress)
     elif isinstance(model, ScoringModel):
         score_matrix = as_float32_matrix(model.score(queries, clips), f"{model.spec}: scores", len(queries.ids))
         if score_matrix.shape[1] != len(clips.ids):
@@ -111,7 +113,6 @@ def evaluate(
     ranking_parts = []
     top = min(TOP_K, n_clips)
     clip_ids_arr = np.asarray(clips.ids, dtype=object)
-    normalized_clips = l2_normalize(clip_vectors) if clip_vectors is not None else None
     for start, scores, ranking in batches:
         b = ranking.shape[0]
         rel_block = np.zeros((b, n_clips), dtype=bool)
@@ -119,18 +120,12 @@ def evaluate(
             rel_block[i, relevant[start + i]] = True
         hits = metrics.hit_matrix(ranking, rel_block)
         # Rankings stop at TOP_K (every cutoff); a first relevant clip deeper than that is located
-        # by counting the clips that outrank it, from the same query's full score row.
+        # by counting the clips that outrank it under the same scores.
         first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
-        deep = np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0))
-        if deep.size:
-            rows = start + deep
-            full = (
-                score_matrix[rows]
-                if score_matrix is not None
-                else l2_normalize(query_vectors[rows]) @ normalized_clips.T
-            )
-            for i, row, scores_row in zip(deep, rows, full):
-                first[i] = max(deep_rank(scores_row, relevant[row]), ranking.shape[1])
+        for i in np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0)):
+            row = start + int(i)
+            rank = ranker.deep_rank(row, relevant[row]) if ranker is not None else deep_rank(score_matrix[row], relevant[row])
+            first[i] = max(rank, ranking.shape[1])
         per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b], first))
         first_ranks.append(np.where(first >= 0, first + 1, -1))
         ranking_parts.append(
@@ -155,24 +150,24 @@ def evaluate(
     q_index = {q: i for i, q in enumerate(queries.ids)}
     c_index = {c: i for i, c in enumerate(clips.ids)}
     mc = benchmark.mc
-    pos_scores, neg_scores, mc_tasks = [], [], []
+    pos_rows, neg_rows, query_rows, mc_tasks = [], [], [], []
     for row, (qid, pos, neg) in enumerate(
         zip(mc["query_id"].to_list(), mc["positive_clip_id"].to_list(), mc["negative_clip_id"].to_list())
     ):
         for what, key, table in (("query_id", qid, q_index), ("positive_clip_id", pos, c_index), ("negative_clip_id", neg, c_index)):
             if key not in table:
                 raise UserError(f"{benchmark.root / 'mc.parquet'}: row {row}: unknown {what} {key!r}")
-        qi, pi, ni = q_index[qid], c_index[pos], c_index[neg]
-        if score_matrix is not None:
-            pos_scores.append(float(score_matrix[qi, pi]))
-            neg_scores.append(float(score_matrix[qi, ni]))
-        else:
-            qn = l2_normalize(query_vectors[qi : qi + 1])
-            cn = l2_normalize(clip_vectors[[pi, ni]])
-            pair = (cn @ qn[0]).astype(np.float32)
-            pos_scores.append(float(pair[0]))
-            neg_scores.append(float(pair[1]))
-        mc_tasks.append(tasks[qi])
+        query_rows.append(q_index[qid])
+        pos_rows.append(c_index[pos])
+        neg_rows.append(c_index[neg])
+        mc_tasks.append(tasks[q_index[qid]])
+    query_rows_a = np.asarray(query_rows, dtype=np.int64)
+    if ranker is not None:
+        pos_scores = ranker.pair_scores(query_rows_a, np.asarray(pos_rows, dtype=np.int64))
+        neg_scores = ranker.pair_scores(query_rows_a, np.asarray(neg_rows, dtype=np.int64))
+    else:
+        pos_scores = score_matrix[query_rows_a, np.asarray(pos_rows, dtype=np.int64)].astype(np.float64)
+        neg_scores = score_matrix[query_rows_a, np.asarray(neg_rows, dtype=np.int64)].astype(np.float64)
     outcome = metrics.two_option(np.array(pos_scores), np.array(neg_scores))
     two_option_pairs = pl.DataFrame(
         {

@@ -400,6 +400,19 @@ class QuerySpec:
     anchor: int  # clip index that satisfies the logic
 
 
+class _CannotHost(Exception):
+    """The drawn anchor clip cannot host the drawn shape; the generator draws again."""
+
+
+class QueryCapacityError(UserError):
+    """The corpus cannot host another distinct query of `task` (index `index` was asked for)."""
+
+    def __init__(self, task: str, index: int, message: str):
+        super().__init__(message)
+        self.task = task
+        self.index = index
+
+
 @dataclass
 class QueryGenerator:
     """Draws queries from real clips, balancing label use; deterministic in (seed, task, index)."""
@@ -439,6 +452,8 @@ class QueryGenerator:
     # label choice favours the least-used labels, so no label dominates
     def _pick(self, rng: np.random.Generator, candidates: Sequence[int]) -> int:
         cands = sorted(set(candidates))
+        if not cands:
+            raise _CannotHost  # e.g. every label of a tiny library is already in the clip
         low = min(self.usage[c] for c in cands)
         pool = [c for c in cands if self.usage[c] <= low + 1]
         return int(pool[rng.integers(len(pool))])
@@ -564,11 +579,14 @@ class QueryGenerator:
         else:
             pool = self.overlap_clips if task == "overlap" else range(len(self.clips))
         if not pool:
-            raise UserError(f"no clip can host a {task} query (is the overlap fraction zero?)")
+            raise QueryCapacityError(task, index, f"no clip can host a {task} query (is the overlap fraction zero?)")
         for _attempt in range(400):
             shape = self._shape_for(task, rng)
             anchor = int(pool[rng.integers(len(pool))])
-            values = self._values_for(shape, rng, self.clips[anchor])
+            try:
+                values = self._values_for(shape, rng, self.clips[anchor])
+            except _CannotHost:
+                values = None
             if values is None:
                 continue
             logic = {"all": SHAPES[shape].build({k: (self.labels[v] if k in "ABCD" else v) for k, v in values.items()})}
@@ -591,7 +609,9 @@ class QueryGenerator:
                 if k in "ABCD":
                     self.usage[v] += 1
             return QuerySpec(task=task, shape=shape, logic=logic, text=text, anchor=anchor)
-        raise UserError(
+        raise QueryCapacityError(
+            task,
+            index,
             f"could not draw {task} query #{index} (new logic, unambiguous text) after 400 attempts: "
             f"the corpus of {len(self.clips)} clips may be too small for {task} queries, or the atom phrases too alike; "
             "use more clips or fewer --queries-per-task"

@@ -1,18 +1,24 @@
-"""Exhaustive ranking: FAISS inner product on L2-normalised vectors, or a given score matrix.
+"""Exhaustive ranking of embeddings (FAISS inner product) or of a given score matrix.
 
-Rankings are complete (every clip, best first) by default; the evaluator asks for the exact head
-(depth 100, every metric cutoff) and locates a deeper first relevant clip with `deep_rank`, which
-is equivalent to the complete ranking and avoids FAISS's slow k = corpus selection. Queries are
-processed in batches so memory stays at batch x corpus.
+One score per (query, clip), whatever library computes what
+-----------------------------------------------------------
+A BLAS or FAISS inner product rounds differently from one version, CPU kernel, tile position or
+batch size to the next: two clips whose true scores are equal can come out one ulp apart in one
+computation and bitwise equal in another, and then a tie is broken one way in the head of a
+ranking and the other way where a deeper rank is counted. Metrics would depend on the libraries
+CI happens to install. So every score the evaluator *reports or compares* is the **canonical
+score**: the inner product of the float64 unit vectors, summed over dimensions in a fixed order
+with elementwise IEEE operations (correctly rounded, no BLAS, no fused multiply-add) — the same
+bits on every machine.
 
-Tie-breaking is part of the result: clips with *equal* scores (bitwise-equal float32 values) are
-ordered by their index in the corpus, smaller first. FAISS's own order among equal scores is an
-implementation detail, so each batch is re-sorted by (score descending, clip index ascending).
+FAISS (and BLAS) still do the heavy lifting, as a filter: their float32 scores are within
+`score_tolerance(dim)` of the canonical one, which is enough to prove which clips can reach the
+head and which cannot; only those few are scored canonically. Ties (bitwise-equal canonical
+scores) go to the smaller clip index.
 
 FAISS searches on the GPU when `faiss.get_num_gpus() > 0`. GPU k-selection is limited to
-k <= 2048, so the head search (depth 100 plus a tie margin) runs there whatever the corpus size,
-and only searches deeper than that limit (complete rankings, or rows whose tie run crosses the cut)
-go to the CPU copy of the index.
+k <= 2048, so the head search runs there whatever the corpus size, and deeper searches go to the
+CPU copy of the index.
 """
 
 from __future__ import annotations
@@ -26,13 +32,54 @@ from reasonaudio.errors import UserError
 
 GPU_MAX_K = 2048
 TIE_MARGIN = 16
+# canonical scoring of gathered candidates works on chunks of rows x candidates x dims float64
+_CHUNK_ELEMENTS = 1 << 22
+
+
+def canonical_unit(x: np.ndarray) -> np.ndarray:
+    """float64 unit rows, with the norm summed in a fixed order; all-zero rows stay zero."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError("expected a 2-d array of vectors")
+    squares = np.zeros(x.shape[0], dtype=np.float64)
+    for j in range(x.shape[1]):
+        squares += x[:, j] * x[:, j]
+    norms = np.sqrt(squares)[:, None]
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """Row-normalise float32 vectors; all-zero rows stay zero (they score 0 against everything)."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    """float32 unit rows (the canonical unit vectors rounded once); all-zero rows stay zero."""
+    return np.ascontiguousarray(canonical_unit(x), dtype=np.float32)
+
+
+def canonical_scores(queries: np.ndarray, clips: np.ndarray) -> np.ndarray:
+    """Canonical scores of query rows against clip rows: [q, c], float64, fixed summation order."""
+    acc = np.zeros((queries.shape[0], clips.shape[0]), dtype=np.float64)
+    for j in range(queries.shape[1]):
+        acc += queries[:, j, None] * clips[None, :, j]
+    return acc
+
+
+def canonical_scores_at(queries: np.ndarray, clips: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Canonical scores of each query row against its own clip indices `ids[row, :]`."""
+    out = np.empty(ids.shape, dtype=np.float64)
+    rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(1, ids.shape[1] * clips.shape[1]))
+    for lo in range(0, ids.shape[0], rows_per_chunk):
+        hi = min(ids.shape[0], lo + rows_per_chunk)
+        gathered = clips[ids[lo:hi]]  # rows x candidates x dims
+        acc = np.zeros(ids[lo:hi].shape, dtype=np.float64)
+        for j in range(clips.shape[1]):
+            acc += queries[lo:hi, j, None] * gathered[:, :, j]
+        out[lo:hi] = acc
+    return out
+
+
+def score_tolerance(dim: int) -> float:
+    """A bound, with a factor 2 to spare, on |float32 inner product of the float32-rounded unit
+    vectors - canonical score|: rounding of the vectors (2 units of 2^-24, by Cauchy-Schwarz) plus
+    a float32 sum of `dim` products (at most dim units of 2^-24 in any order)."""
+    return (dim + 4) * 2.0**-23
 
 
 def _faiss():
@@ -72,6 +119,99 @@ def sort_ties(scores: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return np.take_along_axis(scores, order, axis=1), np.take_along_axis(ids, order, axis=1)
 
 
+class EmbeddingRanker:
+    """Rankings, deep ranks and pair scores of one set of query and clip embeddings, all from the
+    canonical score (see the module docstring)."""
+
+    def __init__(self, query_vectors: np.ndarray, clip_vectors: np.ndarray, *, use_gpu: bool | None = None):
+        if query_vectors.shape[1] != clip_vectors.shape[1]:
+            raise UserError(
+                f"query vectors have dimension {query_vectors.shape[1]} but clip vectors {clip_vectors.shape[1]}"
+            )
+        self.queries = canonical_unit(query_vectors)
+        self.clips = canonical_unit(clip_vectors)
+        self.queries32 = np.ascontiguousarray(self.queries, dtype=np.float32)
+        self.clips32 = np.ascontiguousarray(self.clips, dtype=np.float32)
+        self.tolerance = score_tolerance(self.clips.shape[1])
+        self.use_gpu = use_gpu
+        self._index: FlatIndex | None = None
+
+    @property
+    def n_clips(self) -> int:
+        return self.clips.shape[0]
+
+    @property
+    def index(self) -> FlatIndex:
+        if self._index is None:
+            self._index = build_index(self.clips32, use_gpu=self.use_gpu)
+        return self._index
+
+    def pair_scores(self, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
+        """Canonical score of query_rows[i] against clip_rows[i]."""
+        q = self.queries[np.asarray(query_rows, dtype=np.int64)]
+        return canonical_scores_at(q, self.clips, np.asarray(clip_rows, dtype=np.int64)[:, None])[:, 0]
+
+    def _exact_head(self, row: int, approx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The exact top k of one query from its complete approximate score row.
+
+        A clip of the exact top k has an approximate score of at least (k-th largest approximate
+        score) - 2 x tolerance, so only those clips are scored canonically."""
+        kth = np.partition(approx, approx.size - k)[approx.size - k]
+        candidates = np.flatnonzero(approx >= kth - 2 * self.tolerance)
+        exact = canonical_scores_at(self.queries[row : row + 1], self.clips, candidates[None, :])
+        scores, ids = sort_ties(exact, candidates[None, :].astype(np.int64))
+        return scores[0, :k], ids[0, :k]
+
+    def rank(
+        self, *, depth: int | None = None, batch_size: int = 256, progress: bool = False
+    ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Yield (first query row, canonical scores[b, k], clip indices[b, k]) per query batch;
+        k is the corpus size unless `depth` cuts it, and a cut ranking is exactly the head of the
+        complete one."""
+        n = self.n_clips
+        k = n if depth is None else min(depth, n)
+        starts = range(0, self.queries.shape[0], batch_size)
+        for start in tqdm(starts, desc="search", unit="batch", disable=not progress):
+            rows = np.arange(start, min(start + batch_size, self.queries.shape[0]))
+            wide = min(k + TIE_MARGIN, n)
+            if wide == n:
+                exact = canonical_scores(self.queries[rows], self.clips)
+                ids = np.broadcast_to(np.arange(n, dtype=np.int64), exact.shape)
+                scores, ids = sort_ties(exact, ids)
+                yield start, scores[:, :k], ids[:, :k]
+                continue
+            approx, ids = self.index.search(self.queries32[rows], wide)
+            ids = ids.astype(np.int64)
+            exact = canonical_scores_at(self.queries[rows], self.clips, ids)
+            scores, ids = sort_ties(exact, ids)
+            # clips FAISS did not return score at most approx[:, -1] (approximately); when that is
+            # not clearly below the k-th returned score, one of them may still belong to the head
+            unsure = np.flatnonzero(approx[:, -1].astype(np.float64) >= approx[:, k - 1].astype(np.float64) - 2 * self.tolerance)
+            scores, ids = scores[:, :k].copy(), ids[:, :k].copy()
+            for i in unsure:
+                full = self.clips32 @ self.queries32[rows[i]]
+                scores[i], ids[i] = self._exact_head(int(rows[i]), full, k)
+            yield start, scores, ids
+
+    def deep_rank(self, row: int, relevant: np.ndarray) -> int:
+        """0-based rank of the best relevant clip in the complete ranking of query `row`.
+
+        Counts the clips that outrank it (higher canonical score, or equal and a smaller index):
+        clips whose approximate score is clearly above or below are counted from it, the few
+        within the tolerance are scored canonically."""
+        relevant = np.asarray(relevant, dtype=np.int64)
+        rel_scores = canonical_scores_at(self.queries[row : row + 1], self.clips, relevant[None, :])[0]
+        best = rel_scores.max()
+        best_index = int(relevant[np.flatnonzero(rel_scores == best)[0]])
+        approx = (self.clips32 @ self.queries32[row]).astype(np.float64)
+        above = int((approx > best + self.tolerance).sum())
+        band = np.flatnonzero(np.abs(approx - best) <= self.tolerance)
+        if band.size:
+            exact = canonical_scores_at(self.queries[row : row + 1], self.clips, band[None, :])[0]
+            above += int(((exact > best) | ((exact == best) & (band < best_index))).sum())
+        return above
+
+
 def rank_embeddings(
     query_vectors: np.ndarray,
     clip_vectors: np.ndarray,
@@ -81,39 +221,15 @@ def rank_embeddings(
     use_gpu: bool | None = None,
     depth: int | None = None,
 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """Yield (first query row, scores[b, k], clip indices[b, k]) for successive query batches.
-
-    k is the corpus size (complete rankings) unless `depth` cuts it. A cut ranking is still the
-    exact head of the complete one: FAISS's choice among clips tied at its cut is arbitrary, so it
-    is asked for TIE_MARGIN extra clips, and rows whose last returned score still equals the score
-    at the cut (a tie run that may continue past it) are searched again at full depth.
-    """
-    if query_vectors.shape[1] != clip_vectors.shape[1]:
-        raise UserError(
-            f"query vectors have dimension {query_vectors.shape[1]} but clip vectors {clip_vectors.shape[1]}"
-        )
-    queries = l2_normalize(query_vectors)
-    index = build_index(l2_normalize(clip_vectors), use_gpu=use_gpu)
-    n = clip_vectors.shape[0]
-    k = n if depth is None else min(depth, n)
-    starts = range(0, queries.shape[0], batch_size)
-    for start in tqdm(starts, desc="search", unit="batch", disable=not progress):
-        block = queries[start : start + batch_size]
-        wide = min(k + TIE_MARGIN, n) if k < n else n
-        scores, ids = index.search(block, wide)
-        if wide > k:
-            unsure = np.flatnonzero(scores[:, -1] >= scores[:, k - 1])
-            scores, ids = sort_ties(scores, ids)
-            if unsure.size:
-                full_scores, full_ids = sort_ties(*index.search(block[unsure], n))
-                scores[unsure], ids[unsure] = full_scores[:, :wide], full_ids[:, :wide]
-            yield start, scores[:, :k], ids[:, :k]
-        else:
-            yield start, *sort_ties(scores, ids)
+    """Yield (first query row, scores[b, k], clip indices[b, k]) for successive query batches
+    (see `EmbeddingRanker.rank`)."""
+    ranker = EmbeddingRanker(query_vectors, clip_vectors, use_gpu=use_gpu)
+    yield from ranker.rank(depth=depth, batch_size=batch_size, progress=progress)
 
 
 def deep_rank(scores: np.ndarray, relevant: np.ndarray) -> int:
-    """0-based rank of the best relevant clip in a complete ranking, from one query's scores.
+    """0-based rank of the best relevant clip in a complete ranking, from one query's given score row
+    (score-based models: the scores are the model's own, compared bitwise).
 
     Counts clips that outrank it (higher score, or equal score and smaller index) instead of
     sorting the corpus.
