@@ -376,6 +376,28 @@ def _hard_negatives(
     return _Pairs(corpus, rel, pos_pick, [int(x) for x in neg_pick], planned, hard_counts)
 
 
+# An event must be audible in the mix (the validator: loudest 50 ms >= -50 dBFS RMS). The quietest
+# gain the planner may draw, and 6 dB for fades and window alignment, come on top.
+_AUDIBLE_DBFS = -50.0
+_AUDIBLE_WINDOW_S = 0.05
+
+
+def _inaudible_atoms(library, params: dict) -> list[str]:
+    """Labels of atoms whose shortest possible event (a trimmed prefix) would be inaudible at the
+    library's rate: a library resampled down loses what lies above the new Nyquist frequency."""
+    sr = library.sample_rate
+    window = max(1, int(round(_AUDIBLE_WINDOW_S * sr)))
+    prefix = max(window, int(params["duration_bins"][0][0] * sr))
+    floor = 10 ** ((_AUDIBLE_DBFS - float(params["gain_db"][0]) + 6.0) / 20)
+    quiet = []
+    for i, label in enumerate(library.labels):
+        x = np.asarray(library.audio(i)[:prefix], dtype=np.float64)
+        frames = x[: x.size // window * window].reshape(-1, window) if x.size >= window else x[None, :]
+        if float(np.sqrt((frames * frames).mean(axis=1).max())) < floor:
+            quiet.append(label)
+    return quiet
+
+
 def _note(message: str) -> None:
     """One line about a decision the build took for the user (printed even with --quiet)."""
     print(f"reasonaudio build: note: {message}", file=sys.stderr)
@@ -431,6 +453,13 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
     audio, offsets = library.flat()
     natives = np.diff(offsets.astype(np.int64))
     params_json, thresholds = config.plan_params(len(labels))
+    quiet = _inaudible_atoms(library, json.loads(params_json))
+    if quiet:
+        raise UserError(
+            f"{len(quiet)} atom(s) of {config.atoms} are (nearly) silent at {config.sample_rate} Hz, so their events "
+            f"would be inaudible (contract §3.6): {', '.join(quiet[:5])}{', …' if len(quiet) > 5 else ''}; "
+            "their sound lies above the Nyquist frequency or in their tail: use a higher --sample-rate or drop them from the library"
+        )
     if config.queries_per_task and len(thresholds) < 1:
         raise UserError("duration queries need a duration threshold: --plan duration_bins must give two or more bins")
     try:
