@@ -241,3 +241,9 @@ def test_study_labels():
             ("rain_light", "ocean_waves", "bird_trill", "wind_howl_low", "crickets", "strong_wind", "thunder")] == \
         ["rain", "sea_waves", "chirping_birds", "wind", "crickets", "wind", "thunder"]
     assert study.study_label("emotion", "fearful") == "fear" and study.study_label("emotion", "disgusted") == "disgust"
+
+
+def test_format_compliance_rules():
+    assert study.selection_compliant("<ans>1</ans> <ans>", "ans")          # grade_seg_idx counts pairs
+    assert study.strict_extract("<ans>1</ans> <ans>", "ans") is None       # grader.py counts tags
+    assert not study.selection_compliant("<ans> </ans>", "ans")

@@ -193,3 +193,12 @@ def test_environment_transcription_target_is_the_studys_draw():
     assert _target_index(srow, "environment", "asr") == drawn
     assert _target_index(srow, "environment", "math") == 0
     assert _target_index(srow, "gender", "asr") == 0
+
+
+def test_empty_tag_is_not_format_compliant(env_set):
+    rows = read_dataset(env_set / "set")[1]
+    outs = [{"id": r["id"], "layer": "compositional", "output": "<ans></ans>"} for r in rows]
+    for mode in ("robust", "study"):
+        res = score_dataset(env_set / "set", outs, scoring=mode)
+        assert res["format_compliance"]["compositional"]["ans"] == 0.0
+        assert res["layers"]["compositional"]["strict"]["all"]["accuracy"] == 0.0

@@ -414,8 +414,13 @@ def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge
                 missing[layer] += 1
             output = out_row["output"] if out_row else ""
             for tag in layer_tags(layer, task, cue, prompts):
-                found = study.strict_extract(output, tag) if scoring == "study" else parse.strict_tag(output, tag)
-                compliance[layer][tag].append(bool(found))
+                if scoring == "robust":
+                    found = bool(parse.strict_tag(output, tag))  # an empty tag is not an answer
+                elif layer == "selection":
+                    found = study.selection_compliant(output, tag)
+                else:
+                    found = study.strict_extract(output, tag) is not None
+                compliance[layer][tag].append(found)
             sj = _sample_judge(judge, out_row)
             if with_judge and sj is None:
                 sj = lambda k, what, options: None  # noqa: E731 - no extraction for this output

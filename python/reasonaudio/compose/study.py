@@ -230,6 +230,12 @@ _CHOICE_PATTERNS: tuple[tuple[str, Callable[[re.Match], int]], ...] = (
 )
 
 
+def selection_compliant(output: str, tag: str) -> bool:
+    """grade_seg_idx.py's format compliance: exactly one non-empty closed pair (findall)."""
+    found = re.findall(f"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", output, flags=re.IGNORECASE | re.DOTALL)
+    return len(found) == 1 and bool(found[0].strip())
+
+
 def lenient_choice(output: str, tag: str) -> int | None:
     idx = strict_choice(output, tag)
     if idx is not None:
