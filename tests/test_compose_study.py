@@ -247,3 +247,37 @@ def test_format_compliance_rules():
     assert study.selection_compliant("<ans>1</ans> <ans>", "ans")          # grade_seg_idx counts pairs
     assert study.strict_extract("<ans>1</ans> <ans>", "ans") is None       # grader.py counts tags
     assert not study.selection_compliant("<ans> </ans>", "ans")
+
+
+# --- replay of decisions made by the study's own code --------------------------------------------------
+
+_ALL_VALUES = {"environment": ["rain", "sea_waves", "crickets", "chirping_birds", "wind"], "gender": ["female", "male"],
+               "emotion": ["angry", "happy", "sad", "fear", "disgust"]}
+
+
+def test_agrees_with_the_studys_code_on_fuzzed_answers():
+    """tests/data/compose_study_reference.jsonl: 300 generated outputs of every layer, task and cue, each
+    with the decisions the study's functions (grader.py, extractor.py, grade_seg_idx.py, asr_wer_eval.py,
+    dual_atomic_grader.py, the evaluators' normalisers) made on it, run outside this repository."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "compose_study_reference.jsonl"
+    n = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        c = json.loads(line)
+        manifest = {"params": {"cue": c["cue"], "task": c["task"]}, "origin": "study",
+                    "cue_values": [{"value": v, "phrase": v} for v in _ALL_VALUES[c["cue"]]]}
+        segs = [{"text": t, "answers": a, "cue_value": v, "snr_db": None}
+                for t, a, v in zip(c["texts"], c["answers"], c["values"])]
+        r = {"id": "x", "cue": c["cue"], "task": c["task"], "target_segment": c["target"],
+             "target_value": c["values"][c["target"] - 1], "target_phrase": c["values"][c["target"] - 1],
+             "snr_db": None, "segments": segs}
+        llm = c["llm"]
+        judge = lambda k, what, opts: llm[(k or 1) - 1] if llm and (k or 1) - 1 < len(llm) else None  # noqa: E731
+        recs = {(x.parser, x.segment): x for x in _study_records(manifest, r, c["layer"], c["output"], judge, "study")}
+        for parser, seg, fields, value in c["expect"]:
+            got = [getattr(recs[(parser, seg)], f) for f in fields]
+            assert got == value, (c["layer"], c["task"], c["cue"], parser, seg, c["output"])
+            n += 1
+    assert n > 800
