@@ -1,4 +1,8 @@
-"""Scoring model outputs on a compose set.
+"""Scoring model outputs on a compose set, in one of two modes.
+
+`robust` (default) is this project's scoring, described below. `study` makes every decision as the
+study's released code does (study.py; `_study_records` here) so that numbers compare with its
+tables. Both produce the same Record per decision, written to samples.jsonl.
 
 Each output row {id, layer, output} is read by the strict parser, the lenient parser and (in the
 Python API) an optional judge, and turned into per-segment records (atomic layers score each
