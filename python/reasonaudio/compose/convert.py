@@ -247,7 +247,8 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
         for srow, row in zip(srows, rows):
             src = directory / srow["audio_path"]
             if not src.is_file():
-                raise UserError(f"{row.pop('_where', meta)}: audio_path {srow['audio_path']!r} does not exist in {directory}")
+                raise UserError(f"{row.pop('_where', meta)}: audio_path {srow['audio_path']!r} "
+                                f"does not exist in {directory}")
             _link_or_copy(src, tmp / row["audio"])
             if not restore:
                 row.pop("_src"), row.pop("_where")

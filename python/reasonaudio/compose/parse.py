@@ -5,15 +5,18 @@ Strict: the requested tag must appear exactly once, opened and closed exactly as
 (a number must be the whole content; a choice must be '1' or '2'; a label must equal an option).
 Anything else is a miss. This measures the model under its output contract.
 
-Lenient: tags are found case-insensitively, with spaces inside the brackets, `<ans1>` / `<ans 1>` for
-`<ans_1>`, with a missing closing tag, and the last occurrence wins (the final answer after reasoning); when a tag is absent the whole
-output is searched, split at markers such as 'Segment 1:' where two answers are needed. Then:
-a choice is the first '1/2/one/two/first/second'; a label is the first option mentioned (word
-boundaries, so 'male' does not match inside 'female'); a number is the last number (number words
-count; digits in markup such as `<ans1>` and in segment references such as 'from segment 2' are
-not numbers); a factual answer is correct if an accepted alias occurs as whole words; a transcript is the
-text with a leading 'Transcript:'-style preface removed. The gap between the two parsers' scores is
-the part of a score that depends on format compliance rather than content.
+Lenient: tags are found case-insensitively, with spaces inside the brackets, `<ans1>` / `<ans 1>`
+for `<ans_1>`, with a missing closing tag, and the last occurrence wins (the final answer after
+reasoning); when a tag is absent the whole output is searched, split at markers such as
+'Segment 1:' where two answers are needed. Then: a choice is the first
+'1/2/one/two/first/second'; a label is the first option mentioned (word boundaries, so 'male' does
+not match inside 'female'); a number is the last number (number words count, a minus sign is kept;
+digits in markup such as `<ans1>` and in segment references such as 'from segment 2' are not
+numbers); a factual answer is correct if an accepted alias occurs as whole words; a transcript is
+the text with a leading 'Transcript:'-style preface removed. The gap between the two parsers'
+scores is the part of a score that depends on format compliance rather than content.
+
+This is the `robust` scoring mode; the study's own rules are in study.py.
 """
 
 from __future__ import annotations
