@@ -202,3 +202,19 @@ def test_empty_tag_is_not_format_compliant(env_set):
         res = score_dataset(env_set / "set", outs, scoring=mode)
         assert res["format_compliance"]["compositional"]["ans"] == 0.0
         assert res["layers"]["compositional"]["strict"]["all"]["accuracy"] == 0.0
+
+
+def test_prediction_file_names():
+    from pathlib import Path
+
+    from reasonaudio.compose.convert import _layer_of
+
+    assert _layer_of(Path("qwen25_omni_env_math_concat_snr_10_env_math_select_cot.jsonl"), "environment") == \
+        "compositional_cot"
+    assert _layer_of(Path("m_env_math_concat_snr_0_math_dual_base.llm_extracted.jsonl"), "environment") == "atomic"
+    assert _layer_of(Path("m_emo3way_math_concat_gender_seg_idx_select.jsonl"), "gender") == "selection"
+    assert _layer_of(Path("m_emo3way_math_concat_emo_dual_base.jsonl"), "emotion") == "recognition"
+    with pytest.raises(UserError, match="cues emotion, this set's cue is gender"):
+        _layer_of(Path("m_emo3way_math_concat_emo_dual_base.jsonl"), "gender")
+    with pytest.raises(UserError, match="cannot tell the study task"):
+        _layer_of(Path("predictions.jsonl"), "gender")

@@ -300,10 +300,16 @@ def _manifest(rows: list[dict[str, Any]], rates: set[int], data: bytes, audio_di
     }
 
 
-def _layer_of(path: Path) -> str:
+_CUE_PREFIX = {"env": "environment", "gender": "gender", "emo": "emotion"}
+
+
+def _layer_of(path: Path, cue: str) -> str:
     name = path.name
     for task in sorted(STUDY_TASKS, key=len, reverse=True):
         if re.search(rf"(?:^|_){re.escape(task)}(?:$|[._])", name):
+            file_cue = _CUE_PREFIX.get(task.split("_")[0])
+            if file_cue is not None and file_cue != cue:
+                raise UserError(f"{path}: the study task {task} cues {file_cue}, this set's cue is {cue}")
             return STUDY_TASKS[task]
     raise UserError(f"{path}: cannot tell the study task from the file name (expected one of its task names, "
                     f"e.g. ..._env_math_select.jsonl); pass LAYER={path}")
@@ -317,7 +323,7 @@ def _write_outputs(predictions: Sequence[str | Path], rows: list[dict[str, Any]]
         spec = str(spec)
         layer, _, file = spec.partition("=") if "=" in spec and spec.split("=", 1)[0] in LAYERS else ("", "", spec)
         path = Path(file)
-        layer = layer or _layer_of(path)
+        layer = layer or _layer_of(path, rows[0]["cue"])
         if env_asr and layer == "selection":
             raise UserError(f"{path}: the study's environment transcription targets differ from its selection "
                             "targets (random.Random(concat_id) vs target_index); import selection files with "
