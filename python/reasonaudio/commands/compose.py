@@ -53,7 +53,7 @@ def add_parser(subparsers) -> None:
     r.add_argument("--max-new-tokens", type=int, default=256)
     r.set_defaults(func=_run)
 
-    s = sub.add_parser("score", help="score model outputs and write results.json, report.md and figures")
+    s = sub.add_parser("score", help="score model outputs and write results.json, samples.jsonl, report.md and figures")
     s.add_argument("dirs", type=Path, nargs="+", metavar="DIR")
     s.add_argument("--outputs", type=Path, nargs="+", required=True, help="one outputs JSONL per DIR")
     s.add_argument("--out", required=True, type=Path)
