@@ -1,4 +1,5 @@
-"""`reasonaudio compose build|prompts|run|score`: the two-segment cue -> select -> execute diagnostic."""
+"""`reasonaudio compose build|prompts|run|score|export|import-study`: the two-segment cue -> select ->
+execute diagnostic, and converters to and from the study's file layout."""
 
 from __future__ import annotations
 
@@ -37,23 +38,53 @@ def add_parser(subparsers) -> None:
     p.add_argument("dir", type=Path)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--layers", nargs="+", default=None)
+    p.add_argument("--prompts", choices=("project", "study"), default="project", dest="style",
+                   help="wording and tag names: this project's or the study's")
     p.set_defaults(func=_prompts)
 
     r = sub.add_parser("run", help="run an audio LM over a set's prompts")
     r.add_argument("dir", type=Path)
     r.add_argument("--model", required=True, help="cmd:<program>, qwen2-audio:<local dir> or py:<module>:<attr>")
     r.add_argument("--out", required=True, type=Path)
-    r.add_argument("--prompts", type=Path, default=None, help="prompts JSONL (default: generated)")
+    r.add_argument("--prompts", default=None,
+                   help="a prompts JSONL, or 'project' / 'study' to generate them in that style (default: project)")
     r.add_argument("--layers", nargs="+", default=None)
     r.add_argument("--limit", type=int, default=None, help="only the first N samples")
     r.add_argument("--max-new-tokens", type=int, default=256)
     r.set_defaults(func=_run)
 
-    s = sub.add_parser("score", help="score model outputs and write results.json, report.md and figures")
+    s = sub.add_parser("score", help="score model outputs and write results.json, samples.jsonl, report.md and figures")
     s.add_argument("dirs", type=Path, nargs="+", metavar="DIR")
     s.add_argument("--outputs", type=Path, nargs="+", required=True, help="one outputs JSONL per DIR")
     s.add_argument("--out", required=True, type=Path)
+    s.add_argument("--scoring", choices=("robust", "study"), default="robust",
+                   help="robust: this project's parsers; study: the study's code's decisions (docs/compose.md)")
+    s.add_argument("--prompts", choices=("project", "study"), default=None,
+                   help="the prompt style the outputs answered, which fixes the tag names "
+                        "(default: the set's own; 'study' for sets imported from the study)")
     s.set_defaults(func=_score)
+
+    e = sub.add_parser("export", help="write a set in another layout (the study's metadata.jsonl + audios/)")
+    e.add_argument("dir", type=Path)
+    e.add_argument("--to", choices=("study",), required=True)
+    e.add_argument("out", type=Path)
+    e.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    e.set_defaults(func=_export)
+
+    i = sub.add_parser("import-study", help="read a set in the study's layout (and its prediction files)")
+    i.add_argument("dir", type=Path, help="a folder with the study's metadata.jsonl and audio")
+    i.add_argument("--out", required=True, type=Path, help="the compose set to write")
+    i.add_argument("--cue", choices=("environment", "gender", "emotion"), default=None,
+                   help="default: environment for bg_noise sets; required for the shared gender/emotion sets")
+    i.add_argument("--task", choices=("asr", "math", "facts"), default=None,
+                   help="default: math or facts from the answers; asr scores the same audio as transcription")
+    i.add_argument("--predictions", type=Path, nargs="+", default=None,
+                   help="the study's prediction files (raw, LLM-parsed or graded JSONL); the task is read from "
+                        "the file name (e.g. ..._env_math_select.jsonl), or give LAYER=FILE")
+    i.add_argument("--outputs", type=Path, default=None,
+                   help="where to write the converted outputs JSONL (default: OUT/study_outputs.jsonl)")
+    i.add_argument("--force", action="store_true", help="replace --out if it exists")
+    i.set_defaults(func=_import_study)
 
 
 def _layers(arg):
@@ -83,7 +114,7 @@ def _build(args: argparse.Namespace) -> int:
 def _prompts(args: argparse.Namespace) -> int:
     from reasonaudio.compose.prompts import write_prompts
 
-    n = write_prompts(args.dir, args.out, _layers(args.layers))
+    n = write_prompts(args.dir, args.out, _layers(args.layers), args.style)
     print(f"wrote {n} prompts to {args.out}")
     return 0
 
@@ -104,7 +135,24 @@ def _score(args: argparse.Namespace) -> int:
 
     if len(args.dirs) != len(args.outputs):
         raise UserError(f"give one --outputs file per set: {len(args.dirs)} set(s), {len(args.outputs)} file(s)")
-    results = [score_dataset(d, o) for d, o in zip(args.dirs, args.outputs)]
+    results = [score_dataset(d, o, scoring=args.scoring, prompts=args.prompts) for d, o in zip(args.dirs, args.outputs)]
     write_report(results, args.out)
-    print(f"wrote results.json, report.md and figures to {args.out}")
+    print(f"wrote results.json, samples.jsonl, report.md and figures to {args.out} ({args.scoring} scoring)")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.convert import export_study
+
+    n = export_study(args.dir, args.out, force=args.force)
+    print(f"wrote {n} samples in the study's layout to {args.out} (metadata.jsonl, audios/)")
+    return 0
+
+
+def _import_study(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.convert import import_study
+
+    n, n_out, outputs = import_study(args.dir, args.out, cue=args.cue, task=args.task,
+                                     predictions=args.predictions, outputs=args.outputs, force=args.force)
+    print(f"wrote {n} samples to {args.out}" + (f" and {n_out} outputs to {outputs}" if outputs else ""))
     return 0

@@ -5,14 +5,18 @@ Strict: the requested tag must appear exactly once, opened and closed exactly as
 (a number must be the whole content; a choice must be '1' or '2'; a label must equal an option).
 Anything else is a miss. This measures the model under its output contract.
 
-Lenient: tags are found case-insensitively, with spaces inside the brackets, with a missing closing
-tag, and the last occurrence wins (the final answer after reasoning); when a tag is absent the whole
-output is searched, split at markers such as 'Segment 1:' where two answers are needed. Then:
-a choice is the first '1/2/one/two/first/second'; a label is the first option mentioned (word
-boundaries, so 'male' does not match inside 'female'); a number is the last number (number words
-count); a factual answer is correct if an accepted alias occurs as whole words; a transcript is the
-text with a leading 'Transcript:'-style preface removed. The gap between the two parsers' scores is
-the part of a score that depends on format compliance rather than content.
+Lenient: tags are found case-insensitively, with spaces inside the brackets, `<ans1>` / `<ans 1>`
+for `<ans_1>`, with a missing closing tag, and the last occurrence wins (the final answer after
+reasoning); when a tag is absent the whole output is searched, split at markers such as
+'Segment 1:' where two answers are needed. Then: a choice is the first
+'1/2/one/two/first/second'; a label is the first option mentioned (word boundaries, so 'male' does
+not match inside 'female'); a number is the last number (number words count, a minus sign is kept;
+digits in markup such as `<ans1>` and in segment references such as 'from segment 2' are not
+numbers); a factual answer is correct if an accepted alias occurs as whole words; a transcript is
+the text with a leading 'Transcript:'-style preface removed. The gap between the two parsers'
+scores is the part of a score that depends on format compliance rather than content.
+
+This is the `robust` scoring mode; the study's own rules are in study.py.
 """
 
 from __future__ import annotations
@@ -25,12 +29,23 @@ from reasonaudio.compose.normalize import normalize_answer, normalize_text
 # A user-supplied judge: (raw output, what to extract, options or None) -> the extracted answer text.
 Judge = Callable[[str, str, Optional[Sequence[str]]], Optional[str]]
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
+# Markup (any <tag>, closing or not) and references to a segment by number are not answers.
+_MARKUP = re.compile(r"<\s*/?\s*[A-Za-z][\w\s]*>")
+_SEGMENT_REF = re.compile(r"\b(?:segment|clip|part|utterance|speaker|recording|audio)s?\s*(?:number\s*|no\s*|#\s*)?"
+                          r"(?:\d+|one|two)\b|\b(?:first|second|1st|2nd)\s+(?:segment|clip|part|utterance|one)\b",
+                          re.IGNORECASE)
 _CHOICE = re.compile(r"\b(1|2|one|two|first|second)\b", re.IGNORECASE)
 _CHOICE_VALUE = {"1": 1, "one": 1, "first": 1, "2": 2, "two": 2, "second": 2}
 _MARKER = re.compile(r"(?:segment|clip|part|speaker|utterance|audio)\s*(?:#\s*)?(1|2|one|two)\b\s*[:\-.)]?"
                      r"|\b(first|second)\s+(?:segment|clip|part|utterance)\b\s*[:\-.)]?"
                      r"|^\s*(1|2)\s*[.):]", re.IGNORECASE | re.MULTILINE)
+
+
+def _tag_name(tag: str) -> str:
+    """Regex for a tag name; a trailing index may follow with '_', a space or nothing (ans_1, ans1, ans 1)."""
+    m = re.fullmatch(r"(.*?)_(\d+)", tag)
+    return rf"{re.escape(m.group(1))}[_\s]?{m.group(2)}" if m else re.escape(tag)
 
 
 def strict_tag(output: str, tag: str) -> str | None:
@@ -41,11 +56,12 @@ def strict_tag(output: str, tag: str) -> str | None:
 
 
 def lenient_tag(output: str, tag: str) -> str | None:
-    opened = list(re.finditer(rf"<\s*{re.escape(tag)}\s*>", output, flags=re.IGNORECASE))
+    name = _tag_name(tag)
+    opened = list(re.finditer(rf"<\s*{name}\s*>", output, flags=re.IGNORECASE))
     if not opened:
         return None
     start = opened[-1].end()
-    close = re.compile(rf"<\s*/\s*{re.escape(tag)}\s*>", re.IGNORECASE).search(output, start)
+    close = re.compile(rf"<\s*/\s*{name}\s*>", re.IGNORECASE).search(output, start)
     if close:
         return output[start:close.start()].strip()
     nxt = output.find("<", start)
@@ -119,14 +135,25 @@ def lenient_option(text: str | None, options: Sequence[str], phrases: Sequence[s
 def strict_number(content: str | None) -> str | None:
     if content is None:
         return None
-    norm = normalize_text(content)
+    norm = _number_text(content)
     return _canonical_number(norm) if _NUMBER.fullmatch(norm) else None
+
+
+def _number_text(text: str) -> str:
+    """normalize_text, keeping the sign of a negative number (the normaliser turns '-' into a space)."""
+    marked = re.sub(r"(?<![\w.])-(?=\d)", " minussign ", text)
+    return re.sub(r"\bminussign (?=\d)", "-", normalize_text(marked)).replace("minussign", " ").strip()
+
+
+def _answer_text(text: str) -> str:
+    """Normalised text without markup and segment references, where numbers are searched."""
+    return _SEGMENT_REF.sub(" ", _number_text(_MARKUP.sub(" ", text)))
 
 
 def lenient_number(text: str | None) -> str | None:
     if not text:
         return None
-    found = _NUMBER.findall(normalize_text(text))
+    found = _NUMBER.findall(_answer_text(text))
     return _canonical_number(found[-1]) if found else None
 
 
@@ -160,4 +187,4 @@ def lenient_transcript(text: str | None) -> str:
 
 def parse_numbers(text: str) -> list[str]:
     """Every number in `text` in order (number words included), canonicalised."""
-    return [_canonical_number(s) for s in _NUMBER.findall(normalize_text(text))]
+    return [_canonical_number(s) for s in _NUMBER.findall(_answer_text(text))]

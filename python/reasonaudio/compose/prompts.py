@@ -6,7 +6,9 @@
 - compositional: transcribe / answer only the segment the cue points to;
 - compositional_cot: the same, asking for explicit steps before the final tagged answer.
 
-Every answer goes inside XML tags so that a strict parser can read it.
+Every answer goes inside XML tags so that a strict parser can read it. Two styles: `project` (the
+wording below) and `study` (the study's own prompts and tag names, see study_prompts.py), so that
+answers produced under either score with the tags they were asked for.
 """
 
 from __future__ import annotations
@@ -18,14 +20,18 @@ from typing import Any
 from reasonaudio.errors import UserError
 
 LAYERS = ("recognition", "selection", "atomic", "compositional", "compositional_cot")
+PROMPT_STYLES = ("project", "study")
 INTRO = "The audio contains two speech segments, one after the other, separated by a pause."
 
 
-def layer_tags(layer: str, task: str) -> tuple[str, ...]:
+def layer_tags(layer: str, task: str, cue: str = "environment", prompts: str = "project") -> tuple[str, ...]:
+    study = prompts == "study"
     if layer == "recognition":
+        if study and cue in ("gender", "emotion"):
+            return (f"{cue}_1", f"{cue}_2")
         return ("event_1", "event_2")
     if layer == "selection":
-        return ("segment",)
+        return ("ans",) if study else ("segment",)
     if layer == "atomic":
         return ("asr_1", "asr_2") if task == "asr" else ("ans_1", "ans_2")
     if layer in ("compositional", "compositional_cot"):
@@ -68,7 +74,16 @@ def _task_one(task: str) -> tuple[str, str]:
     return "answer the question asked in it", "<ans>a short answer</ans>"
 
 
-def make_prompts(manifest: dict[str, Any], row: dict[str, Any], layers: tuple[str, ...] = LAYERS) -> list[dict[str, Any]]:
+def make_prompts(manifest: dict[str, Any], row: dict[str, Any], layers: tuple[str, ...] = LAYERS,
+                 style: str = "project") -> list[dict[str, Any]]:
+    if style == "study":
+        from reasonaudio.compose.study_prompts import study_prompt
+
+        return [{"id": row["id"], "layer": layer, "audio": row["audio"], "prompt": text,
+                 "tags": list(layer_tags(layer, row["task"], row["cue"], style))}
+                for layer in layers if (text := study_prompt(manifest, row, layer)) is not None]
+    if style != "project":
+        raise UserError(f"--prompts must be one of {', '.join(PROMPT_STYLES)}, got {style!r}")
     cue, task = row["cue"], row["task"]
     options = ", ".join(c["value"] for c in manifest["cue_values"])
     desc = cue_description(cue, row["target_value"], row["target_phrase"])
@@ -98,11 +113,12 @@ def make_prompts(manifest: dict[str, Any], row: dict[str, Any], layers: tuple[st
     return out
 
 
-def write_prompts(directory: str | Path, out: str | Path, layers: tuple[str, ...] = LAYERS) -> int:
+def write_prompts(directory: str | Path, out: str | Path, layers: tuple[str, ...] = LAYERS,
+                  style: str = "project") -> int:
     from reasonaudio.compose.build import read_dataset
     from reasonaudio.compose.io import write_jsonl_atomic
 
     manifest, rows = read_dataset(directory)
-    prompts = [p for row in rows for p in make_prompts(manifest, row, layers)]
+    prompts = [p for row in rows for p in make_prompts(manifest, row, layers, style)]
     write_jsonl_atomic(out, prompts)
     return len(prompts)

@@ -1,4 +1,4 @@
-"""results.json + report.md + figures for one or more scored compose sets."""
+"""results.json + samples.jsonl + report.md + figures for one or more scored compose sets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reasonaudio.compose.io import write_text_atomic
+from reasonaudio.compose.io import write_jsonl_atomic, write_text_atomic
 
 
 def _fmt(v: Any, digits: int = 1) -> str:
@@ -22,20 +22,30 @@ def condition_label(ds: dict[str, Any], group: str) -> str:
     base = ds["cue"]
     if group.startswith("snr="):
         base += f" {group[4:]} dB"
+    elif len(ds.get("snrs") or []) > 1:
+        base += " all SNRs"
     return f"{base} / {ds['task']}"
 
 
-def _conditions(results: list[dict[str, Any]]):
+def _conditions(results: list[dict[str, Any]], overall: bool = True):
+    """Each set's conditions: one per SNR where there are several (then, if `overall`, all SNRs)."""
     for res in results:
-        groups = ["all"] if not res["dataset"]["snrs"] else [f"snr={s:g}" for s in res["dataset"]["snrs"]]
+        snrs = res["dataset"]["snrs"] or []
+        groups = [f"snr={s:g}" for s in snrs] if snrs else ["all"]
+        if overall and len(snrs) > 1:
+            groups.append("all")
         for g in groups:
             yield res, g, condition_label(res["dataset"], g)
 
 
 def render_markdown(results: list[dict[str, Any]]) -> str:
     lines = ["# Compositional two-segment diagnostic: results", ""]
-    lines += ["Scores in percent. Strict = tag parser; lenient = rule-based parser. WER is corpus WER on "
-              "normalised text (lower is better). Change = compositional minus atomic, in percentage points.", ""]
+    scoring = {res.get("scoring", "robust") for res in results}
+    prompts = {res.get("prompts", "project") for res in results}
+    lines += [f"Scoring: {', '.join(sorted(scoring))} (docs/compose.md); prompts: {', '.join(sorted(prompts))}.", ""]
+    lines += ["Scores in percent. Strict = tag parser; lenient = rule-based parser (study scoring: the study's "
+              "evaluators' own extraction). WER is corpus WER on normalised text (lower is better). Change = "
+              "compositional minus atomic, in percentage points.", ""]
     for parser in results[0]["parsers"]:
         lines += [f"## Recognition, selection and composition ({parser} parser)", "",
                   "| condition | recognition | chance | selection | atomic | compositional | change (pp) | "
@@ -46,22 +56,22 @@ def render_markdown(results: list[dict[str, Any]]) -> str:
             get = lambda layer: (layers.get(layer, {}).get(parser, {}).get(g) or {})
             value = lambda m: m.get(m.get("metric", ""))
             gap = res.get("gap", {}).get("compositional", {}).get(parser, {}).get(g, {})
-            gap_t = res.get("gap", {}).get("compositional", {}).get(parser, {}).get("all", {})
             lines.append(
                 f"| {label} | {_fmt(value(get('recognition')))} | {_fmt(res['chance']['recognition'])} | "
                 f"{_fmt(value(get('selection')))} | {_fmt(value(get('atomic')))} | "
                 f"{_fmt(value(get('compositional')))} | {_fmt(gap.get('change_pp'))} | "
-                f"{_fmt(gap_t.get('change_vs_target_pp')) if g == 'all' else '–'} | "
+                f"{_fmt(gap.get('change_vs_target_pp'))} | "
                 f"{_fmt(value(get('compositional_cot')))} | {get('compositional').get('metric', get('atomic').get('metric', '–'))} |")
         lines.append("")
     lines += ["## Error classes (lenient parser)", "",
-              "| condition | layer | correct | distractor | neither |", "|---|---|---|---|---|"]
+              "| condition | layer | correct | distractor | both | neither |", "|---|---|---|---|---|---|"]
     for res, g, label in _conditions(results):
         for layer in ("selection", "compositional", "compositional_cot"):
             m = res["layers"].get(layer, {}).get("lenient", {}).get(g, {})
             ec = m.get("error_classes")
             if ec:
-                lines.append(f"| {label} | {layer} | {_fmt(ec['correct'])} | {_fmt(ec['distractor'])} | {_fmt(ec['neither'])} |")
+                lines.append(f"| {label} | {layer} | {_fmt(ec['correct'])} | {_fmt(ec['distractor'])} | "
+                             f"{_fmt(ec.get('both'))} | {_fmt(ec['neither'])} |")
     lines += ["", "## Position bias (selection, lenient parser)", "",
               "| condition | P(choose 1) | balanced acc. | d' | c | valid / n |", "|---|---|---|---|---|---|"]
     for res, g, label in _conditions(results):
@@ -96,7 +106,7 @@ def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenien
     import matplotlib.pyplot as plt
     import numpy as np
 
-    conds = list(_conditions(results))
+    conds = list(_conditions(results, overall=False))
     labels = [c[2] for c in conds]
     x = np.arange(len(conds))
     files = []
@@ -155,6 +165,9 @@ def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenien
 def write_report(results: list[dict[str, Any]], out: str | Path) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    samples = [dict(row, set=res["dataset"]["path"]) for res in results for row in res.get("_samples", [])]
+    results = [{k: v for k, v in res.items() if k != "_samples"} for res in results]
+    write_jsonl_atomic(out / "samples.jsonl", samples)
     write_text_atomic(out / "results.json", json.dumps({"datasets": results}, indent=2, sort_keys=True) + "\n")
     write_text_atomic(out / "report.md", render_markdown(results))
     plot_figures(results, out)

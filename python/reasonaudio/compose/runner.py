@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from reasonaudio.compose.build import read_dataset
 from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
-from reasonaudio.compose.prompts import LAYERS, make_prompts
+from reasonaudio.compose.prompts import LAYERS, PROMPT_STYLES, make_prompts
 from reasonaudio.errors import UserError
 
 
@@ -107,13 +107,15 @@ def load_model(spec: str, **kwargs: Any) -> AudioLM:
 
 def run(directory: str | Path, model: AudioLM, out: str | Path, layers: tuple[str, ...] = LAYERS,
         prompts: str | Path | None = None, limit: int | None = None, progress: bool = False) -> int:
-    """Generate one output per (sample, layer) and write {id, layer, output} rows to `out`."""
+    """Generate one output per (sample, layer) and write {id, layer, output} rows to `out`.
+    `prompts`: a prompts JSONL, or a prompt style ('project' or 'study') to generate them."""
     directory = Path(directory)
     manifest, rows = read_dataset(directory)
-    if prompts is not None:
+    if prompts is not None and str(prompts) not in PROMPT_STYLES:
         prompt_rows = [p for p in read_jsonl(prompts, ("id", "layer", "audio", "prompt")) if p["layer"] in layers]
     else:
-        prompt_rows = [p for row in rows for p in make_prompts(manifest, row, layers)]
+        style = str(prompts) if prompts is not None else "project"
+        prompt_rows = [p for row in rows for p in make_prompts(manifest, row, layers, style)]
     if limit is not None:
         keep = {r["id"] for r in rows[:limit]}
         prompt_rows = [p for p in prompt_rows if p["id"] in keep]

@@ -1,4 +1,8 @@
-"""Scoring model outputs on a compose set.
+"""Scoring model outputs on a compose set, in one of two modes.
+
+`robust` (default) is this project's scoring, described below. `study` makes every decision as the
+study's released code does (study.py; `_study_records` here) so that numbers compare with its
+tables. Both produce the same Record per decision, written to samples.jsonl.
 
 Each output row {id, layer, output} is read by the strict parser, the lenient parser and (in the
 Python API) an optional judge, and turned into per-segment records (atomic layers score each
@@ -24,19 +28,22 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import jiwer
 
-from reasonaudio.compose import parse
+from reasonaudio.compose import parse, study
 from reasonaudio.compose.build import read_dataset
 from reasonaudio.compose.io import read_jsonl
 from reasonaudio.compose.normalize import normalize_text
-from reasonaudio.compose.prompts import LAYERS, layer_tags
+from reasonaudio.compose.prompts import LAYERS, PROMPT_STYLES, layer_tags
 from reasonaudio.errors import UserError
 
 WER_NEITHER_THRESHOLD = 0.5
 COMPOSITIONAL = ("compositional", "compositional_cot")
+SCORINGS = ("robust", "study")
+ERROR_CLASSES = ("correct", "distractor", "both", "neither")
+SINGLE_ANSWER_LAYERS = ("selection",) + COMPOSITIONAL
 
 
 @dataclass
@@ -52,7 +59,7 @@ class Record:
     correct: bool | None = None      # accuracy-type tasks
     errors: int = 0                  # transcription: substitutions + deletions + insertions
     ref_words: int = 0
-    error_class: str | None = None   # correct / distractor / neither
+    error_class: str | None = None   # correct / distractor / neither (study transcripts also: both)
     chosen: int | None = None        # segment the answer points to, when known
 
 
@@ -102,13 +109,26 @@ def _classify_wer(wer_target: float, wer_distractor: float) -> str:
     return "correct" if wer_target <= wer_distractor else "distractor"
 
 
-def _sample_records(manifest: dict, row: dict, layer: str, output: str, judge) -> list[Record]:
+# A judge as used inside this module: (segment k or None, what to extract, options) -> text or None.
+SampleJudge = Callable[[Optional[int], str, Optional[Sequence[str]]], Optional[str]]
+
+
+def _labels(manifest: dict, cue: str, prompts: str) -> tuple[dict[str, str], list[str], list[str | None]]:
+    """Each cue value's name as the prompts list it, the option names and their phrases."""
+    values = [c["value"] for c in manifest["cue_values"]]
+    if prompts == "study":
+        names = {v: study.study_label(cue, v) for v in values}
+        return names, [names[v] for v in values], [names[v].replace("_", " ") for v in values]
+    return {v: v for v in values}, values, [c.get("phrase") for c in manifest["cue_values"]]
+
+
+def _sample_records(manifest: dict, row: dict, layer: str, output: str, judge: SampleJudge | None,
+                    prompts: str = "project") -> list[Record]:
     task = row["task"]
     segs = row["segments"]
     target = row["target_segment"]
-    options = [c["value"] for c in manifest["cue_values"]]
-    phrases = [c.get("phrase") for c in manifest["cue_values"]]
-    tags = layer_tags(layer, task)
+    names, options, phrases = _labels(manifest, row["cue"], prompts)
+    tags = layer_tags(layer, task, row["cue"], prompts)
     parsers = ["strict", "lenient"] + (["judge"] if judge is not None else [])
     records: list[Record] = []
 
@@ -120,7 +140,7 @@ def _sample_records(manifest: dict, row: dict, layer: str, output: str, judge) -
         if parser == "strict":
             return parse.strict_tag(output, tag)
         if parser == "judge":
-            return judge(output, what, opts)
+            return judge(k, what, opts)
         found = parse.lenient_tag(output, tag)
         if found is not None:
             return found
@@ -142,7 +162,7 @@ def _sample_records(manifest: dict, row: dict, layer: str, output: str, judge) -
                     text = content(parser, tag, k, what, options)
                     pred = parse.strict_option(text, options, phrases) if parser != "lenient" \
                         else parse.lenient_option(text, options, phrases)
-                records.append(rec(parser, k, correct=pred == segs[k - 1]["cue_value"]))
+                records.append(rec(parser, k, correct=pred == names[segs[k - 1]["cue_value"]]))
         elif layer == "selection":
             text = content(parser, tags[0], None, "the segment number chosen (1 or 2)", ["1", "2"])
             choice = parse.lenient_choice(text) if parser == "lenient" else parse.strict_choice(
@@ -166,6 +186,110 @@ def _sample_records(manifest: dict, row: dict, layer: str, output: str, judge) -
             what = f"the final {'transcript' if task == 'asr' else 'answer'}"
             text = content(parser, tags[0], None, what)
             r = _downstream(rec(parser, target), task, parser, text, segs[target - 1], segs[2 - target], None)
+            records.append(r)
+    return records
+
+
+def _study_aliases(manifest: dict, seg: dict) -> list[str]:
+    """The alias list as the study stores it: normalised aliases (a set imported from the study keeps its own)."""
+    if manifest.get("origin") == "study":
+        return list(seg["answers"])
+    return [study.qa_normalize(a) for a in seg["answers"]]
+
+
+def _study_records(manifest: dict, row: dict, layer: str, output: str, judge: SampleJudge | None,
+                   prompts: str = "project") -> list[Record]:
+    """Every decision as the study's code makes it (see study.py for the file each rule comes from)."""
+    task, cue = row["task"], row["cue"]
+    segs = row["segments"]
+    target = row["target_segment"]
+    names, options, _ = _labels(manifest, cue, prompts)
+    tags = layer_tags(layer, task, cue, prompts)
+    parsers = ["strict", "lenient"] + (["judge"] if judge is not None else [])
+    stripped = output.strip()
+    records: list[Record] = []
+
+    def rec(parser: str, seg: int, **kw: Any) -> Record:
+        return Record(row["id"], layer, parser, seg, target, seg == target, segs[seg - 1]["cue_value"],
+                      row.get("snr_db"), **kw)
+
+    for parser in parsers:
+        if layer == "recognition":
+            for k in (1, 2):
+                if parser == "strict":
+                    text = study.strict_extract(output, tags[k - 1])
+                elif parser == "judge":
+                    text = judge(k, f"the {cue} named for segment {k}", options)
+                elif cue == "environment":
+                    text = study.open_tag(stripped, tags[k - 1], tags[1] if k == 1 else None)
+                else:
+                    text = study.closed_tag(output, tags[k - 1])
+                gold = study.attribute_normalize(names[segs[k - 1]["cue_value"]])
+                records.append(rec(parser, k, correct=study.attribute_normalize(text) == gold))
+        elif layer == "selection":
+            if parser == "strict":
+                choice = study.strict_choice(output, tags[0])
+            elif parser == "lenient":
+                choice = study.lenient_choice(output, tags[0])
+            else:
+                text = judge(None, "the segment number chosen (1 or 2)", ["1", "2"])
+                choice = study.content_to_index(text) if text else None
+            cls = "neither" if choice is None else ("correct" if choice == target else "distractor")
+            records.append(rec(parser, target, correct=choice == target, error_class=cls, chosen=choice))
+        elif layer == "atomic":
+            for k in (1, 2):
+                seg, tag, nxt = segs[k - 1], tags[k - 1], (tags[1] if k == 1 else None)
+                what = f"the {'transcript' if task == 'asr' else 'answer'} given for segment {k}"
+                text = study.strict_extract(output, tag) if parser == "strict" else \
+                    judge(k, what, None) if parser == "judge" else None
+                r = rec(parser, k)
+                if task == "asr":
+                    if parser == "lenient":
+                        text = study.open_tag(stripped, tag, nxt)
+                    r.errors, r.ref_words = study.word_errors(seg["text"], text or "")
+                elif task == "math":
+                    gold = seg["answers"][0]
+                    if parser == "lenient":
+                        r.correct = study.dual_math_answer(output, tag, nxt) == gold.strip()
+                    else:
+                        r.correct = study.math_match(text, gold)
+                else:
+                    if parser == "lenient":
+                        found = study.qa_normalize_spaced(study.open_tag(output, tag, nxt, underscore_optional=False)
+                                                          or "")
+                        r.correct = bool(found) and found in _study_aliases(manifest, seg)
+                    else:
+                        r.correct = study.qa_match(text, seg["answers"])
+                records.append(r)
+        else:
+            seg, other = segs[target - 1], segs[2 - target]
+            what = f"the final {'transcript' if task == 'asr' else 'answer'}"
+            text = study.strict_extract(output, tags[0]) if parser == "strict" else \
+                judge(None, what, None) if parser == "judge" else None
+            r = rec(parser, target)
+            if task == "asr":
+                if parser == "lenient":
+                    text = study.asr_transcript(output, tags[0])
+                r.errors, r.ref_words = study.word_errors(seg["text"], text or "")
+                r.error_class = study.asr_class(seg["text"], other["text"],
+                                                f"{segs[0]['text']} {segs[1]['text']}".strip(), text or "")
+                records.append(r)
+                continue
+            if task == "math":
+                gold, dgold = seg["answers"][0].strip(), other["answers"][0].strip()
+                if parser == "lenient":
+                    pred = study.math_answer(output, tags[0])
+                    r.correct, hit_other = pred == gold, pred == dgold
+                else:
+                    r.correct, hit_other = study.math_match(text, gold), study.math_match(text, dgold)
+            elif parser == "lenient":
+                norm = study.qa_normalize if cue == "environment" else study.qa_normalize_spaced
+                found = norm(study.closed_tag(output, tags[0]) or "")
+                r.correct = bool(found) and found in {norm(a) for a in _study_aliases(manifest, seg)}
+                hit_other = bool(found) and found in {norm(a) for a in _study_aliases(manifest, other)}
+            else:
+                r.correct, hit_other = study.qa_match(text, seg["answers"]), study.qa_match(text, other["answers"])
+            r.error_class = "correct" if r.correct else "distractor" if hit_other else "neither"
             records.append(r)
     return records
 
@@ -200,7 +324,9 @@ def _downstream(r: Record, task: str, parser: str, text: str | None, seg: dict, 
     return r
 
 
-def _metric(records: list[Record], task: str, layer: str) -> dict[str, Any]:
+
+
+def _metric(records: list[Record], task: str, layer: str, scoring: str = "robust") -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(records)}
     if not records:
         return out
@@ -213,8 +339,9 @@ def _metric(records: list[Record], task: str, layer: str) -> dict[str, Any]:
         out["metric"] = "accuracy"
     classes = [r.error_class for r in records if r.error_class]
     if classes:
-        out["error_classes"] = {c: 100.0 * classes.count(c) / len(classes) for c in ("correct", "distractor", "neither")}
-    if layer == "selection" or layer in COMPOSITIONAL:
+        names = [c for c in ERROR_CLASSES if c != "both" or "both" in classes]
+        out["error_classes"] = {c: 100.0 * classes.count(c) / len(classes) for c in names}
+    if layer in SINGLE_ANSWER_LAYERS:
         chose = []
         for r in records:
             if layer == "selection":
@@ -222,7 +349,8 @@ def _metric(records: list[Record], task: str, layer: str) -> dict[str, Any]:
             else:
                 other = 2 if r.target_segment == 1 else 1
                 chose.append(r.target_segment if r.error_class == "correct" else other if r.error_class == "distractor" else None)
-        out["position"] = signal_detection([r.target_segment == 1 for r in records], chose)
+        sdt = study.signal_detection if scoring == "study" else signal_detection
+        out["position"] = sdt([r.target_segment == 1 for r in records], chose)
     return out
 
 
@@ -230,11 +358,38 @@ def _value(m: dict[str, Any]) -> float | None:
     return m.get(m.get("metric", ""))
 
 
-def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge: parse.Judge | None = None) -> dict[str, Any]:
+def _sample_judge(judge: parse.Judge | None, row: dict[str, Any] | None) -> SampleJudge | None:
+    """A user judge sees the raw output; LLM-extracted answers carried by an output row (the study's
+    `llm_extracted_answers` / `llm_extraction_successful`) are read per segment."""
+    output = row["output"] if row else ""
+    if judge is not None:
+        return lambda k, what, options: judge(output, what, options)
+    if row is None or "llm_extracted_answers" not in row:
+        return None
+    answers, ok = row.get("llm_extracted_answers") or [], row.get("llm_extraction_successful")
+
+    def read(k: int | None, what: str, options: Sequence[str] | None) -> str | None:
+        i = (k or 1) - 1
+        if i >= len(answers) or (ok is not None and i < len(ok) and not ok[i]):
+            return None
+        return answers[i] if isinstance(answers[i], str) else None
+    return read
+
+
+def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge: parse.Judge | None = None,
+                  scoring: str = "robust", prompts: str | None = None) -> dict[str, Any]:
+    """Score one set. `scoring`: 'robust' (this project's parsers) or 'study' (the study's code's
+    decisions); `prompts`: the prompt style the outputs answered ('project' or 'study'; default: the
+    set's own, 'study' for a set imported from the study)."""
+    if scoring not in SCORINGS:
+        raise UserError(f"--scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
     manifest, rows = read_dataset(directory)
+    prompts = prompts or manifest.get("prompts", "project")
+    if prompts not in PROMPT_STYLES:
+        raise UserError(f"--prompts must be one of {', '.join(PROMPT_STYLES)}, got {prompts!r}")
     by_id = {r["id"]: r for r in rows}
     out_rows = read_jsonl(outputs, ("id", "layer", "output")) if not isinstance(outputs, list) else outputs
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
     for i, o in enumerate(out_rows, 1):
         where = f"{outputs}:{i}" if not isinstance(outputs, list) else f"output row {i}"
         if o["id"] not in by_id:
@@ -246,24 +401,35 @@ def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge
         key = (o["id"], o["layer"])
         if key in seen:
             raise UserError(f"{where}: a second output for id {o['id']!r} layer {o['layer']!r}")
-        seen[key] = o["output"]
+        seen[key] = o
     layers = [layer for layer in LAYERS if any(k[1] == layer for k in seen)]
     task = manifest["params"]["task"]
     cue = manifest["params"]["cue"]
+    with_judge = judge is not None or any("llm_extracted_answers" in o for o in seen.values())
+    sample_records = _study_records if scoring == "study" else _sample_records
     records: list[Record] = []
     compliance: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     missing: dict[str, int] = {}
     for layer in layers:
         missing[layer] = 0
         for row in rows:
-            output = seen.get((row["id"], layer))
-            if output is None:
+            out_row = seen.get((row["id"], layer))
+            if out_row is None:
                 missing[layer] += 1
-                output = ""
-            for tag in layer_tags(layer, task):
-                compliance[layer][tag].append(parse.strict_tag(output, tag) is not None)
-            records.extend(_sample_records(manifest, row, layer, output, judge))
-    parsers = ["strict", "lenient"] + (["judge"] if judge is not None else [])
+            output = out_row["output"] if out_row else ""
+            for tag in layer_tags(layer, task, cue, prompts):
+                if scoring == "robust":
+                    found = bool(parse.strict_tag(output, tag))  # an empty tag is not an answer
+                elif layer == "selection":
+                    found = study.selection_compliant(output, tag)
+                else:
+                    found = study.strict_extract(output, tag) is not None
+                compliance[layer][tag].append(found)
+            sj = _sample_judge(judge, out_row)
+            if with_judge and sj is None:
+                sj = lambda k, what, options: None  # noqa: E731 - no extraction for this output
+            records.extend(sample_records(manifest, row, layer, output, sj, prompts))
+    parsers = ["strict", "lenient"] + (["judge"] if with_judge else [])
     snrs = sorted({r.snr_db for r in records if r.snr_db is not None})
     groups: dict[str, Any] = {"all": lambda r: True}
     for s in snrs:
@@ -271,6 +437,7 @@ def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge
     result: dict[str, Any] = {
         "dataset": {"path": str(directory), "cue": cue, "task": task, "n_samples": len(rows),
                     "cue_values": [c["value"] for c in manifest["cue_values"]], "snrs": snrs or None},
+        "scoring": scoring, "prompts": prompts,
         "parsers": parsers, "layers": {}, "missing_outputs": missing,
         "chance": {"recognition": 100.0 / len(manifest["cue_values"]), "selection": 50.0},
         "format_compliance": {layer: {tag: 100.0 * sum(v) / len(v) for tag, v in tags.items()}
@@ -280,11 +447,15 @@ def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge
         result["layers"][layer] = {}
         for parser in parsers:
             recs = [r for r in records if r.layer == layer and r.parser == parser]
-            entry = {g: _metric([r for r in recs if f(r)], task, layer) for g, f in groups.items()}
-            entry["by_target_value"] = {v: _metric([r for r in recs if r.is_target and r.cue_value == v], task, layer)
+            entry = {g: _metric([r for r in recs if f(r)], task, layer, scoring) for g, f in groups.items()}
+            entry["by_target_value"] = {v: _metric([r for r in recs if r.is_target and r.cue_value == v], task, layer,
+                                                   scoring)
                                         for v in result["dataset"]["cue_values"]}
             if layer == "atomic":
-                entry["target_only"] = _metric([r for r in recs if r.is_target], task, layer)
+                by_group = {g: _metric([r for r in recs if r.is_target and f(r)], task, layer, scoring)
+                            for g, f in groups.items()}
+                entry["target_only"] = by_group["all"]
+                entry["target_only_by_group"] = by_group
             result["layers"][layer][parser] = entry
     result["gap"] = _gaps(result, list(groups))
     result["parser_gap_pp"] = {
@@ -292,7 +463,20 @@ def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge
                 for g in groups}
         for layer in layers
     }
+    order = {r["id"]: i for i, r in enumerate(rows)}
+    records.sort(key=lambda r: (order[r.id], LAYERS.index(r.layer), parsers.index(r.parser), r.segment))
+    result["_samples"] = [sample_row(r, task) for r in records]
     return result
+
+
+def sample_row(r: Record, task: str) -> dict[str, Any]:
+    """One decision as a samples.jsonl row."""
+    asr = task == "asr" and r.layer != "recognition" and r.layer != "selection"
+    return {"id": r.id, "layer": r.layer, "segment": None if r.layer in SINGLE_ANSWER_LAYERS else r.segment,
+            "parser": r.parser, "correct": None if asr else bool(r.correct),
+            "chosen": r.chosen if r.layer == "selection" else None,
+            "word_errors": r.errors if asr else None, "ref_words": r.ref_words if asr else None,
+            "error_class": r.error_class}
 
 
 def _diff(a: float | None, b: float | None) -> float | None:
@@ -310,7 +494,7 @@ def _gaps(result: dict[str, Any], groups: list[str]) -> dict[str, Any]:
         for parser in result["parsers"]:
             for g in groups:
                 atomic = layers["atomic"][parser][g]
-                atomic_t = layers["atomic"][parser]["target_only"] if g == "all" else None
+                atomic_t = layers["atomic"][parser]["target_only_by_group"].get(g)
                 c = layers[comp][parser][g]
                 out.setdefault(comp, {}).setdefault(parser, {})[g] = {
                     "metric": c.get("metric"), "atomic": _value(atomic), "compositional": _value(c),
