@@ -267,3 +267,13 @@ def test_score_cli_refusals(site, bench: Path, tmp_path: Path, capsys) -> None:
     assert "needs --bench BENCH" in capsys.readouterr().err
     assert main(["audit", "score", "--bench", str(bench)]) == 2
     assert "at least one judgments.json" in capsys.readouterr().err
+
+
+def test_hardlink_shares_the_audio_bytes(bench: Path, tmp_path: Path) -> None:
+    data = build_site(bench, tmp_path / "linked", per_task=1, seed=0, hardlink=True)
+    copied = build_site(bench, tmp_path / "copied", per_task=1, seed=0)
+    assert data == copied and tree_digest(tmp_path / "linked") == tree_digest(tmp_path / "copied")
+    clip = data["cards"][0]["clips"][0]
+    source = bench / "audio" / f"{clip['clip_id']}.wav"
+    assert (tmp_path / "linked" / clip["audio"]).stat().st_ino == source.stat().st_ino
+    assert (tmp_path / "copied" / clip["audio"]).stat().st_ino != source.stat().st_ino

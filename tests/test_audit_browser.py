@@ -61,7 +61,7 @@ def screenshot(site: Path, out: Path) -> None:
     """PNG of the page's first card with one clip answered (the README figure)."""
     from selenium.webdriver.common.action_chains import ActionChains
 
-    driver = make_driver(out.parent, width=1000, height=700)
+    driver = make_driver(out.parent, width=1000, height=860)
     try:
         driver.get((site / "index.html").resolve().as_uri())
         wait_for(lambda: media_settled(driver), what="audio metadata")

@@ -1,6 +1,6 @@
 """`reasonaudio audit`: a blind listening page for a benchmark, and the scoring of its answers.
 
-  reasonaudio audit BENCH --out SITE [--per-task 50] [--seed S] [--extra K]
+  reasonaudio audit BENCH --out SITE [--per-task 50] [--seed S] [--extra K] [--hardlink]
       write a static site (open SITE/index.html, no server needed) with one card per sampled query:
       its text, its logic in plain words, and its two-option pair (plus K more clips that contain
       the query's sounds) in random order, each with a player, a spectrogram and the answers
@@ -38,6 +38,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="sampling and clip-order seed (audit) or bootstrap seed (score); default 0")
     parser.add_argument("--extra", type=int, default=0, metavar="K", help="clips shown beyond the two-option pair, drawn from clips with the query's sounds (default 0)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty SITE")
+    parser.add_argument("--hardlink", action="store_true", help="hard-link the audio into SITE instead of copying it (falls back to a copy across file systems)")
     parser.add_argument("--bench", type=Path, default=None, metavar="BENCH", help="(score) the benchmark the site was built from")
     parser.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="(score) bootstrap resamples (default 2000)")
     parser.add_argument("--json", action="store_true", help="(score) print the full result as JSON instead of text")
@@ -87,7 +88,7 @@ def _run_site(args: argparse.Namespace) -> int:
         raise UserError("audit needs --out SITE, the directory to write the listening page into")
     if args.bench is not None:
         raise UserError("--bench belongs to `audit score`; to build a site give the benchmark as the first argument")
-    data = build_site(Path(args.paths[0]), args.out, per_task=args.per_task, seed=args.seed, extra=args.extra, force=args.force)
+    data = build_site(Path(args.paths[0]), args.out, per_task=args.per_task, seed=args.seed, extra=args.extra, force=args.force, hardlink=args.hardlink)
     n_clips = len({c["clip_id"] for card in data["cards"] for c in card["clips"]})
     from collections import Counter
 

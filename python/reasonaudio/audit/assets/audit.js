@@ -67,7 +67,7 @@
     card.clips.forEach(function (clip, j) {
       var box = el("div", { "class": "clip", "data-clip-id": clip.clip_id, "data-position": String(j) });
       box.appendChild(el("span", { "class": "name" }, "Clip " + String.fromCharCode(65 + j)));
-      box.appendChild(el("span", { "class": "duration" }, clip.duration_s + " s"));
+      box.appendChild(el("span", { "class": "duration" }, Number(clip.duration_s).toFixed(1) + " s"));
       var audio = el("audio", { controls: "", preload: "metadata", src: clip.audio });
       box.appendChild(audio);
       box.appendChild(el("img", { src: clip.spectrogram, alt: "spectrogram of clip " + String.fromCharCode(65 + j), width: "480", height: "96" }));
