@@ -163,7 +163,7 @@ def score(judgment_files: list[str | Path], bench_path: str | Path, *, seed: int
     tasks += sorted({queries[q]["task"] for j in judgments for q, _ in j.answers} - set(tasks))
 
     agreement = []
-    for li, (name, j) in enumerate(zip(names, judgments)):
+    for name, j in zip(names, judgments):
         for ti, task in enumerate([*tasks, "all"]):
             per_card: dict[str, list[int]] = {}  # query -> [answers, unsure, decided, agree]
             for (qid, cid), answer in sorted(j.answers.items()):
@@ -183,7 +183,8 @@ def score(judgment_files: list[str | Path], bench_path: str | Path, *, seed: int
             rate = n_agree / n_decided if n_decided else None
             low = high = None
             if n_decided:
-                rng = np.random.default_rng([seed, _TAG_BOOTSTRAP, li, ti])
+                # one stream per task, not per listener: the same answers get the same interval
+                rng = np.random.default_rng([seed, _TAG_BOOTSTRAP, ti])
                 low, high = _bootstrap(counts[:, 3], counts[:, 2], n_boot, rng)
             agreement.append({
                 "listener": name, "task": task, "n_cards": len(per_card), "n_answers": n_answers, "n_unsure": n_unsure,
