@@ -267,6 +267,11 @@ def test_score_cli_refusals(site, bench: Path, tmp_path: Path, capsys) -> None:
     assert "needs --bench BENCH" in capsys.readouterr().err
     assert main(["audit", "score", "--bench", str(bench)]) == 2
     assert "at least one judgments.json" in capsys.readouterr().err
+    assert main(["audit", "score", str(tmp_path / "x.json"), "--bench", str(bench), "--per-task", "3"]) == 2
+    assert "--per-task does not apply to `audit score`" in capsys.readouterr().err
+    assert main(["audit", str(bench), "--out", str(tmp_path / "s"), "--bootstrap", "10", "--json"]) == 2
+    assert "--bootstrap, --json do not apply to building a site" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
 
 
 def test_hardlink_shares_the_audio_bytes(bench: Path, tmp_path: Path) -> None:
@@ -277,3 +282,14 @@ def test_hardlink_shares_the_audio_bytes(bench: Path, tmp_path: Path) -> None:
     source = bench / "audio" / f"{clip['clip_id']}.wav"
     assert (tmp_path / "linked" / clip["audio"]).stat().st_ino == source.stat().st_ino
     assert (tmp_path / "copied" / clip["audio"]).stat().st_ino != source.stat().st_ino
+
+
+def test_site_cli(bench: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "site"
+    assert main(["audit", str(bench), "--per-task", "1", "--seed", "2", "--extra", "1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    data = read_cards_js(out)
+    assert text[0] == (f"wrote {out}: 5 cards (negation 1, order 1, overlap 1, duration 1, mix 1), "
+                       f"{len({c['clip_id'] for card in data['cards'] for c in card['clips']})} clips, site id {data['site_id']}")
+    assert text[1] == f"open {(out / 'index.html').resolve().as_uri()}"
+    assert data["params"] == {"per_task": 1, "seed": 2, "extra": 1}

@@ -31,16 +31,17 @@ def add_parser(subparsers) -> None:
         help="write a blind listening page for a benchmark, or score listeners' judgments.json against it",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="reasonaudio audit BENCH --out SITE [options]\n       reasonaudio audit score JUDGMENTS.json [MORE.json ...] --bench BENCH [options]",
     )
-    parser.add_argument("paths", nargs="+", metavar="BENCH | score JUDGMENTS", help="a benchmark directory, or `score` and judgments files")
+    parser.add_argument("paths", nargs="+", metavar="ARG", help="a benchmark directory, or `score` followed by judgments files")
     parser.add_argument("--out", type=Path, default=None, help="site directory (audit), or a directory for score.json and disputed.csv (score)")
-    parser.add_argument("--per-task", type=int, default=50, metavar="N", help="queries sampled per task (default 50; all where a task has fewer)")
+    parser.add_argument("--per-task", type=int, default=None, metavar="N", help="queries sampled per task (default 50; all where a task has fewer)")
     parser.add_argument("--seed", type=int, default=0, help="sampling and clip-order seed (audit) or bootstrap seed (score); default 0")
-    parser.add_argument("--extra", type=int, default=0, metavar="K", help="clips shown beyond the two-option pair, drawn from clips with the query's sounds (default 0)")
+    parser.add_argument("--extra", type=int, default=None, metavar="K", help="clips shown beyond the two-option pair, drawn from clips with the query's sounds (default 0)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty SITE")
     parser.add_argument("--hardlink", action="store_true", help="hard-link the audio into SITE instead of copying it (falls back to a copy across file systems)")
     parser.add_argument("--bench", type=Path, default=None, metavar="BENCH", help="(score) the benchmark the site was built from")
-    parser.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="(score) bootstrap resamples (default 2000)")
+    parser.add_argument("--bootstrap", type=int, default=None, metavar="B", help="(score) bootstrap resamples (default 2000)")
     parser.add_argument("--json", action="store_true", help="(score) print the full result as JSON instead of text")
     parser.set_defaults(func=run)
 
@@ -57,15 +58,23 @@ def _write_atomic(path: Path, write) -> None:
         raise
 
 
+def _refuse(options: dict[str, object], mode: str) -> None:
+    """Options of the other form are refused rather than silently ignored."""
+    given = [flag for flag, value in options.items() if value not in (None, False)]
+    if given:
+        raise UserError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to {mode}")
+
+
 def _run_score(args: argparse.Namespace) -> int:
     from reasonaudio.audit.score import disputed_frame, score
 
+    _refuse({"--per-task": args.per_task, "--extra": args.extra, "--force": args.force, "--hardlink": args.hardlink}, "`audit score`")
     if args.bench is None:
         raise UserError("audit score needs --bench BENCH, the benchmark the site was built from")
     files = args.paths[1:]
     if not files:
         raise UserError("audit score needs at least one judgments.json")
-    result = score(files, args.bench, seed=args.seed, n_boot=args.bootstrap)
+    result = score(files, args.bench, seed=args.seed, n_boot=2000 if args.bootstrap is None else args.bootstrap)
     if args.out is not None:
         if args.out.exists() and not args.out.is_dir():
             raise UserError(f"{args.out}: exists and is not a directory")
@@ -88,7 +97,11 @@ def _run_site(args: argparse.Namespace) -> int:
         raise UserError("audit needs --out SITE, the directory to write the listening page into")
     if args.bench is not None:
         raise UserError("--bench belongs to `audit score`; to build a site give the benchmark as the first argument")
-    data = build_site(Path(args.paths[0]), args.out, per_task=args.per_task, seed=args.seed, extra=args.extra, force=args.force, hardlink=args.hardlink)
+    _refuse({"--bootstrap": args.bootstrap, "--json": args.json}, "building a site (they are for `audit score`)")
+    data = build_site(
+        Path(args.paths[0]), args.out, per_task=50 if args.per_task is None else args.per_task, seed=args.seed,
+        extra=0 if args.extra is None else args.extra, force=args.force, hardlink=args.hardlink,
+    )
     n_clips = len({c["clip_id"] for card in data["cards"] for c in card["clips"]})
     from collections import Counter
 
