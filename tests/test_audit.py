@@ -164,6 +164,8 @@ def test_site_refusals(bench: Path, tmp_path: Path, capsys) -> None:
     assert not (out / "keep.txt").exists() and (out / "index.html").is_file()
     with pytest.raises(UserError, match="--per-task must be at least 1"):
         build_site(bench, tmp_path / "s2", per_task=0)
+    with pytest.raises(UserError, match="--seed must be 0 or more, got -1"):
+        build_site(bench, tmp_path / "s2", seed=-1)
     assert main(["audit", str(bench)]) == 2
     assert "needs --out SITE" in capsys.readouterr().err
     assert main(["audit", str(bench), str(bench), "--out", str(tmp_path / "s3")]) == 2

@@ -150,6 +150,8 @@ def score(judgment_files: list[str | Path], bench_path: str | Path, *, seed: int
         raise UserError("give at least one judgments.json")
     if n_boot < 1:
         raise UserError(f"--bootstrap must be at least 1, got {n_boot}")
+    if seed < 0:
+        raise UserError(f"--seed must be 0 or more, got {seed}")
     bench = load_benchmark(bench_path)
     bench_hash = manifest_sha256(bench.root)
     queries = {r["query_id"]: r for r in bench.queries.select("query_id", "task", "text").iter_rows(named=True)}

@@ -95,7 +95,7 @@ def _task_order(tasks: list[str]) -> list[str]:
     return known + sorted(set(tasks) - set(known))
 
 
-def _candidates(bench: Benchmark, index: EventIndex, clip_ids: list[str], logic: str, pair: set[str]) -> list[str]:
+def _candidates(index: EventIndex, clip_ids: list[str], logic: str, pair: set[str]) -> list[str]:
     """Clips that contain every label the query mentions positively (relevant ones and hard
     negatives alike), in clip order, without the two-option pair."""
     mask = np.ones(len(clip_ids), dtype=bool)
@@ -111,6 +111,8 @@ def sample_cards(bench: Benchmark, per_task: int, seed: int, extra: int = 0) -> 
         raise UserError(f"--per-task must be at least 1, got {per_task}")
     if extra < 0:
         raise UserError(f"--extra must be 0 or more, got {extra}")
+    if seed < 0:
+        raise UserError(f"--seed must be 0 or more, got {seed}")
     phrases = dict(zip(bench.atoms["label"].to_list(), bench.atoms["phrase"].to_list()))
     pairs = {r["query_id"]: (r["positive_clip_id"], r["negative_clip_id"]) for r in bench.mc.iter_rows(named=True)}
     queries = bench.queries.filter(pl.col("query_id").is_in(list(pairs))).sort("query_id")
@@ -140,7 +142,7 @@ def sample_cards(bench: Benchmark, per_task: int, seed: int, extra: int = 0) -> 
             clip_rng = np.random.default_rng([seed, _TAG_CLIPS, t, i])
             shown = list(pair)
             if extra:
-                more = _candidates(bench, index, clip_ids, q["logic"], set(pair))
+                more = _candidates(index, clip_ids, q["logic"], set(pair))
                 take = clip_rng.choice(len(more), size=min(extra, len(more)), replace=False).tolist() if more else []
                 shown += [more[k] for k in sorted(take)]
             order = clip_rng.permutation(len(shown)).tolist()
