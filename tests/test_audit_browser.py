@@ -201,4 +201,4 @@ def test_keyboard_answers_reload_download_and_score(site, driver, downloads: Pat
     relevant = {(q, c) for q, cs in bf.QRELS.items() for c in cs}
     decided = {k: a for k, a in plan.items() if a != "unsure"}
     agree = sum((a == "yes") == (k in relevant) for k, a in decided.items())
-    assert f"ann              all" in text and f"{agree:>4}/{len(decided):<4}" in text
+    assert "ann              all" in text and f"{agree:>4}/{len(decided):<4}" in text
