@@ -11,9 +11,7 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ import polars as pl
 from reasonaudio import _core
 from reasonaudio.dataset import FORMAT_VERSION, TASKS
 from reasonaudio.errors import UserError
+from reasonaudio.outputs import output_directory
 from reasonaudio.annotate import positive_labels
 from reasonaudio.queries import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
 
@@ -414,39 +413,23 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _check_out(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise UserError(f"{out}: directory is not empty (pass --force to replace it)")
-
-
-def _prepare_out(out: Path, force: bool) -> Path:
-    _check_out(out, force)  # again: the directory may have changed while the corpus was planned
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-
-
-def _commit(tmp: Path, out: Path) -> None:
-    if out.exists():
-        trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        out.rename(trash / "old")
-        tmp.rename(out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        tmp.rename(out)
-
-
 def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = False, progress: bool = True) -> Path:
     """Build a whole benchmark into `out`; returns its path. Deterministic in `config`."""
+    config = config or BuildConfig()
+    config.check()
+    out = Path(out)
+    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
+    with output_directory(out, "benchmark", inputs=library_inputs, force=force) as tmp:
+        _build_into(tmp, config, progress)
+    return out
+
+
+def _build_into(tmp: Path, config: BuildConfig, progress: bool) -> None:
+    """Plan, render and write a benchmark into the (empty, temporary) directory `tmp`."""
     from tqdm.auto import tqdm
 
     from reasonaudio.atoms import AtomLibrary
 
-    config = config or BuildConfig()
-    config.check()
-    out = Path(out)
-    _check_out(out, force)
     t0 = time.perf_counter()
     library = AtomLibrary.open(config.atoms, sample_rate=config.sample_rate)
     labels = list(library.labels)
@@ -534,50 +517,43 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
     positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
     t_plan = time.perf_counter() - t0
 
-    tmp = _prepare_out(out, force)
-    try:
-        ext = AUDIO_FORMATS[config.audio_format]
-        rel_paths = [f"audio/{cid}{ext}" for cid in clip_ids]
-        (tmp / "audio").mkdir()
-        peaks = np.zeros(n, np.float64)
-        gains = np.zeros(n, np.float64)
-        ptr = final["clip_event_ptr"].astype(np.int64)
-        chunk = 512
-        with tqdm(total=n, desc="render", unit="clip", disable=not progress) as bar:
-            for lo in range(0, n, chunk):
-                hi = min(n, lo + chunk)
-                e0, e1 = ptr[lo], ptr[hi]
-                res = _core.render_corpus(
-                    audio,
-                    offsets,
-                    (final["ev_clip"][e0:e1] - lo).astype(np.uint32),
-                    final["ev_atom"][e0:e1].astype(np.uint32),
-                    final["ev_onset"][e0:e1].astype(np.int64),
-                    final["ev_length"][e0:e1].astype(np.int64),
-                    final["ev_gain_db"][e0:e1].astype(np.float32),
-                    final["clip_length"][lo:hi].astype(np.int64),
-                    [str(tmp / p) for p in rel_paths[lo:hi]],
-                    config.sample_rate,
-                    format=config.audio_format,
-                    threads=config.worker_threads,
-                )
-                peaks[lo:hi] = res["peak"]
-                gains[lo:hi] = res["gain"]
-                bar.update(hi - lo)
-        t_render = time.perf_counter() - t0 - t_plan
-        manifest = _write_tables(
-            tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
-            specs, query_ids, rel, positives, negatives, planned, hard_counts, audio,
-        )
-        if progress:
-            # timings stay out of the manifest: it must be byte-identical across runs
-            print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
-        _write_json(tmp / "manifest.json", manifest)
-        _commit(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    ext = AUDIO_FORMATS[config.audio_format]
+    rel_paths = [f"audio/{cid}{ext}" for cid in clip_ids]
+    (tmp / "audio").mkdir()
+    peaks = np.zeros(n, np.float64)
+    gains = np.zeros(n, np.float64)
+    ptr = final["clip_event_ptr"].astype(np.int64)
+    chunk = 512
+    with tqdm(total=n, desc="render", unit="clip", disable=not progress) as bar:
+        for lo in range(0, n, chunk):
+            hi = min(n, lo + chunk)
+            e0, e1 = ptr[lo], ptr[hi]
+            res = _core.render_corpus(
+                audio,
+                offsets,
+                (final["ev_clip"][e0:e1] - lo).astype(np.uint32),
+                final["ev_atom"][e0:e1].astype(np.uint32),
+                final["ev_onset"][e0:e1].astype(np.int64),
+                final["ev_length"][e0:e1].astype(np.int64),
+                final["ev_gain_db"][e0:e1].astype(np.float32),
+                final["clip_length"][lo:hi].astype(np.int64),
+                [str(tmp / p) for p in rel_paths[lo:hi]],
+                config.sample_rate,
+                format=config.audio_format,
+                threads=config.worker_threads,
+            )
+            peaks[lo:hi] = res["peak"]
+            gains[lo:hi] = res["gain"]
+            bar.update(hi - lo)
+    t_render = time.perf_counter() - t0 - t_plan
+    manifest = _write_tables(
+        tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
+        specs, query_ids, rel, positives, negatives, planned, hard_counts, audio,
+    )
+    if progress:
+        # timings stay out of the manifest: it must be byte-identical across runs
+        print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
+    _write_json(tmp / "manifest.json", manifest)
 
 
 def _write_json(path: Path, obj) -> None:
