@@ -467,7 +467,8 @@ def load_hub(path: str | Path, *, split: str = "test", subset: str | None = None
     for name in sorted(n for n in configs if n == "top_ranked" or n.endswith("-top_ranked")):
         ranked = _pick_split(name, configs[name], split, "top_ranked", root)
         pairs.extend(_read_two_option(ranked, qrels, f"{root}: config {name!r}"))
-    pairs = [p for p in dict.fromkeys(pairs) if p[0] in known]
+    order = {q: i for i, q in enumerate(queries["query_id"].to_list())}
+    pairs = sorted((p for p in dict.fromkeys(pairs) if p[0] in known), key=lambda p: order[p[0]])
 
     n = len(corpus.clip_ids)
     clips = pl.DataFrame(
