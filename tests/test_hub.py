@@ -173,8 +173,7 @@ def test_subsets_from_readme_configs_become_tasks(tmp_path: Path):
         configs.append({"config_name": f"{sub}-queries", "data_files": [{"split": "test", "path": f"{sub}-queries/*.parquet"}]})
         configs.append({"config_name": f"{sub}-qrels", "data_files": [{"split": "test", "path": f"{sub}-qrels/*.parquet"}]})
     configs.append({"config_name": "ord-top_ranked", "data_files": [{"split": "test", "path": "ord-top_ranked/*.parquet"}]})
-    import yaml
-
+    yaml = pytest.importorskip("yaml", reason="README configs are YAML (PyYAML, in the hf extra)")
     (root / "README.md").write_text("---\n" + yaml.safe_dump({"license": "cc0-1.0", "configs": configs}) + "---\n# card\n")
     bench = load_any_benchmark(root)
     assert dict(bench.queries.select("query_id", "task").rows()) == {"q0": "neg", "q1": "neg", "q2": "ord"}
