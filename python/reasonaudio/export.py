@@ -90,8 +90,8 @@ def _card(bench, name: str, license_id: str, configs: list[tuple[str, str]], tas
 
     header = {
         "license": license_id,
-        "task_categories": ["text-to-audio", "audio-classification"],
-        "tags": ["retrieval", "text-to-audio-retrieval", "reasoning", "mteb", "reasonaudio"],
+        "task_categories": ["text-retrieval"],
+        "tags": ["audio", "retrieval", "text-to-audio-retrieval", "reasoning", "mteb", "reasonaudio"],
         "language": ["en"],
         "pretty_name": name,
         "configs": [{"config_name": c, "data_files": [{"split": SPLIT, "path": p}]} for c, p in configs],
@@ -107,7 +107,7 @@ def _card(bench, name: str, license_id: str, configs: list[tuple[str, str]], tas
         + "---\n\n"
         + f"# {name}\n\n"
         + "A reasoning-intensive text-to-audio retrieval benchmark built by "
-        + "[reasonaudio](https://github.com/) from synthetic clips of known sound events. Every query is a "
+        + "reasonaudio from synthetic clips of known sound events. Every query is a "
         + "logical constraint over the events of a clip (presence, absence, order, overlap, duration); "
         + "a clip is relevant exactly when the constraint holds for its event annotations, and every "
         + "query has at least one hard negative: a clip with every sound the query names that still "
