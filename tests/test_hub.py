@@ -248,3 +248,35 @@ def test_cli_refuses_an_unknown_folder_in_one_line(tmp_path: Path):
     )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Hugging Face dataset folder" in proc.stderr
+
+
+def test_subset_folders_without_readme_each_with_its_copy_of_the_corpus(tmp_path: Path):
+    """`<subset>-corpus/` folders as mteb multi-subset datasets ship them: same clips, separate files."""
+    root = tmp_path / "hub"
+    rows = corpus_rows(6)
+    for sub, queries, qrels in (("negation", {"q0": "a"}, [("q0", "c001", 1)]), ("order", {"q1": "b", "q2": "c"}, [("q1", "c002", 1), ("q2", "c005", 1)])):
+        write_corpus(root, f"{sub}-corpus", rows, shards=2)
+        write_queries(root, f"{sub}-queries", queries)
+        write_qrels(root, f"{sub}-qrels", qrels)
+    bench = load_any_benchmark(root)
+    assert bench.clips.height == 6
+    assert bench.queries.select("query_id", "task").rows() == [("q0", "negation"), ("q1", "order"), ("q2", "order")]
+    assert bench.manifest["params"]["subsets"] == ["negation", "order"]
+
+
+def test_readme_data_files_as_plain_patterns(tmp_path: Path):
+    yaml = pytest.importorskip("yaml", reason="README configs are YAML (PyYAML, in the hf extra)")
+    root = tmp_path / "hub"
+    write_corpus(root, "c", corpus_rows(3), shards=1, split="train")
+    write_queries(root, "q", {"q0": "a"}, split="train")
+    write_qrels(root, "r", [("q0", "c002", 1)], split="train")
+    configs = [{"config_name": "corpus", "data_files": "c/*.parquet"}, {"config_name": "queries", "data_files": ["q/*.parquet"]},
+               {"config_name": "default", "data_files": "r/*.parquet"}]
+    (root / "README.md").write_text("---\n" + yaml.safe_dump({"configs": configs}) + "---\n")
+    bench = load_any_benchmark(root)
+    assert bench.clips.height == 3 and bench.qrels.rows() == [("q0", "c002", 1)]
+    # a pattern that matches nothing is named
+    configs[0]["data_files"] = "missing/*.parquet"
+    (root / "README.md").write_text("---\n" + yaml.safe_dump({"configs": configs}) + "---\n")
+    with pytest.raises(UserError, match=r"configs entry 1: data_files .*missing/\*\.parquet.* match no file"):
+        load_any_benchmark(root)
