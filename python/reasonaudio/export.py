@@ -65,7 +65,7 @@ def _write_table(path: Path, table, features: dict[str, dict], row_group: int | 
     plain = {pa.large_string(): pa.string(), pa.large_list(pa.large_string()): pa.list_(pa.string())}
     table = table.cast(pa.schema([(f.name, plain.get(f.type, f.type)) for f in table.schema]))
     table = table.replace_schema_metadata({b"huggingface": _hf_features(features)})
-    pq.write_table(table, path, row_group_size=row_group, compression="zstd")
+    pq.write_table(table, path, row_group_size=row_group, compression="zstd", write_statistics=False)
 
 
 def _shard_name(index: int, total: int) -> str:
@@ -215,7 +215,7 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
     for s, members in enumerate(shards):
         path = root / "corpus" / _shard_name(s, len(shards))
         schema = corpus_schema.with_metadata({b"huggingface": _hf_features(corpus_features)})
-        with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=False) as writer:
             for start in range(0, len(members), row_group):
                 batch = [rows[i] for i in members[start : start + row_group]]
                 writer.write_table(
