@@ -145,6 +145,12 @@ def test_round_trip_through_eval_gives_identical_metrics(bench: Path, exported: 
         )
         assert proc.returncode == 0, proc.stderr
         runs[label] = out
+    from reasonaudio.hub import load_hub
+
+    loaded = load_hub(exported)
+    assert loaded.sample_rate == evalfixture.SAMPLE_RATE  # from the Audio feature
+    assert loaded.manifest["params"]["subsets"] == []  # the top-level configs, tasks from the task column
+    assert loaded.manifest["params"]["benchmark_manifest"]["seed"] == 0
     a = pl.read_parquet(runs["bench"] / "per_query.parquet")
     b = pl.read_parquet(runs["hf"] / "per_query.parquet")
     assert a.height == b.height == 10

@@ -265,6 +265,17 @@ class _Corpus:
     clip_ids: list[str]
     paths: list[str | None]  # audio given as file names
     refs: list[EmbeddedAudio] | None  # audio embedded in the parquet rows
+    sample_rate: int | None = None  # the Audio feature's sampling_rate, where the schema states one
+
+
+def _feature_rate(schema, column: str) -> int | None:
+    """`sampling_rate` of an Audio feature in the parquet schema metadata `datasets` writes."""
+    try:
+        info = json.loads((schema.metadata or {}).get(b"huggingface", b"{}"))
+        rate = info.get("info", {}).get("features", {}).get(column, {}).get("sampling_rate")
+        return int(rate) if rate else None
+    except (ValueError, AttributeError, TypeError):
+        return None
 
 
 def _read_corpus(root: Path, files: list[Path], config: str) -> _Corpus:
@@ -296,7 +307,7 @@ def _read_corpus(root: Path, files: list[Path], config: str) -> _Corpus:
                         raise UserError(f"{f}: row {row}: empty {id_col!r}")
                     ids.append(cid)
                     refs.append(EmbeddedAudio(store, i, row, Path(original).name if original else f"{cid}.audio"))
-            return _Corpus(files, ids, [None] * len(ids), refs)
+            return _Corpus(files, ids, [None] * len(ids), refs, _feature_rate(schema, audio_col))
     frame = _read_frame(files)
     id_col = _id_column(frame.columns, where)
     audio_col = next((c for c in BEIR_PATH_KEYS if c in frame.columns), None)
@@ -425,6 +436,7 @@ def load_hub(path: str | Path, *, split: str = "test", subset: str | None = None
     query_parts, qrel_parts = [], []
     pairs: list[tuple[str, str, str]] = []
     seen_queries: set[str] = set()
+    used: list[str] = []
     for sub in chosen:
         names = {role: _role(configs, sub, role) for role in ROLE_SUFFIXES}
         label = sub or "(top level)"
@@ -454,6 +466,8 @@ def load_hub(path: str | Path, *, split: str = "test", subset: str | None = None
             if clash:
                 raise UserError(f"{where}: query id {sorted(clash)[0]!r} also appears in another subset")
         seen_queries |= ids
+        if sub is not None:
+            used.append(sub)
         query_parts.append(queries.with_columns(pl.col("task").fill_null("all")))
         qrel_parts.append(qrels)
     assert corpus is not None
@@ -483,8 +497,8 @@ def load_hub(path: str | Path, *, split: str = "test", subset: str | None = None
         "format_version": "hub",
         "tool_version": None,
         "seed": None,
-        "sample_rate": None,
-        "params": {"source": "hub", "split": split, "subsets": [s for s in chosen if s is not None], "corpus_config": corpus_config},
+        "sample_rate": corpus.sample_rate,
+        "params": {"source": "hub", "split": split, "subsets": used, "corpus_config": corpus_config},
         "counts": {"clips": clips.height, "queries": queries.height, "qrels": qrels.height, "mc": mc.height},
         "hashes": {},
     }
