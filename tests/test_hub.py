@@ -280,3 +280,20 @@ def test_readme_data_files_as_plain_patterns(tmp_path: Path):
     (root / "README.md").write_text("---\n" + yaml.safe_dump({"configs": configs}) + "---\n")
     with pytest.raises(UserError, match=r"configs entry 1: data_files .*missing/\*\.parquet.* match no file"):
         load_any_benchmark(root)
+
+
+def test_audio_structs_without_bytes_name_files_beside_the_tables(tmp_path: Path):
+    root = tmp_path / "hub"
+    (root / "audio").mkdir(parents=True)
+    for i in range(2):
+        sf.write(root / "audio" / f"c{i}.wav", tone(i), SR)
+    write_parquet(root / "corpus" / "test-00000-of-00001.parquet",
+                  {"_id": ["c0", "c1"], "audio": [{"bytes": None, "path": f"audio/c{i}.wav"} for i in range(2)]},
+                  pa.schema([("_id", pa.string()), ("audio", AUDIO_TYPE)]))
+    write_queries(root, "queries", {"q0": "x"})
+    write_qrels(root, "qrels", [("q0", "c1", 1)])
+    refs = load_any_benchmark(root).audio_paths()
+    assert np.max(np.abs(load_mono(refs[1], SR) - tone(1))) < 1e-4
+    (root / "audio" / "c0.wav").unlink()
+    with pytest.raises(UserError, match=r"test-00000-of-00001\.parquet: row 0: column 'audio' holds no audio bytes and 'audio/c0\.wav' is not a file"):
+        load_mono(refs[0], SR)
