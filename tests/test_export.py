@@ -100,6 +100,10 @@ for row in corpus:
     assert a["sampling_rate"] == sr
     worst = max(worst, float(np.max(np.abs(got - want))))
 out["max_abs_diff"] = worst
+# what datasets itself writes (push_to_hub's parquet: its features metadata, Audio as a struct)
+rewritten = sys.argv[3]
+for name, ds in (("corpus", corpus), ("queries", queries), ("qrels", qrels)):
+    ds.to_parquet(f"{rewritten}/{name}/test-00000-of-00001.parquet")
 print(json.dumps(out))
 """
 
@@ -108,7 +112,9 @@ def test_load_dataset_reads_every_config_offline_with_audio(bench: Path, exporte
     pytest.importorskip("datasets", reason="needs the hf extra (datasets)")
     pytest.importorskip("torchcodec", reason="decoding Audio with datasets >= 4 needs torchcodec")
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home")}
-    proc = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(exported), str(bench)], capture_output=True, text=True, env=env)
+    rewritten = tmp_path / "rewritten"
+    proc = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(exported), str(bench), str(rewritten)],
+                          capture_output=True, text=True, env=env)
     if proc.returncode != 0 and ("libtorchcodec" in proc.stderr or "FFmpeg" in proc.stderr):
         pytest.skip(f"torchcodec cannot load the FFmpeg libraries (install Debian's ffmpeg): {proc.stderr.splitlines()[-1]}")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -120,6 +126,19 @@ def test_load_dataset_reads_every_config_offline_with_audio(bench: Path, exporte
     assert got["qrels_columns"] == ["query-id", "corpus-id", "score"]
     assert got["ranked"] == {"query-id": "q_neg_0", "corpus-ids": ["clip_000", "clip_006"]}
     assert got["max_abs_diff"] == 0.0  # the WAV bytes themselves are embedded
+    # the folder datasets wrote evaluates exactly like the benchmark it came from
+    spec = _embeddings(bench, tmp_path / "emb")
+    per_query = {}
+    for label, source in (("bench", bench), ("rewritten", rewritten)):
+        out = tmp_path / f"run_{label}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "reasonaudio", "eval", str(source), "--model", spec, "--out", str(out),
+             "--quiet", "--no-figures", "--bootstrap", "0"],
+            capture_output=True, text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        per_query[label] = pl.read_parquet(out / "per_query.parquet")
+    assert per_query["bench"].height == 10 and per_query["bench"].equals(per_query["rewritten"])
 
 
 def _embeddings(bench: Path, folder: Path) -> str:
@@ -158,5 +177,6 @@ def test_round_trip_through_eval_gives_identical_metrics(bench: Path, exported: 
     for name in ("two_option.parquet", "rankings.parquet"):
         assert pl.read_parquet(runs["bench"] / name).equals(pl.read_parquet(runs["hf"] / name)), name
     ra, rb = (json.loads((runs[k] / "results.json").read_text()) for k in ("bench", "hf"))
-    for key in ("summary", "two_option"):
+    for key in ("summary", "two_option", "n_clips", "n_queries", "task_order"):
         assert ra[key] == rb[key], key
+    assert (ra["n_clips"], ra["n_queries"]) == (8, 10)
