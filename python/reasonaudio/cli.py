@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "report",
     "compose",
     "audit",
+    "export",
 )
 
 

@@ -65,6 +65,8 @@ class QuerySet:
 @dataclass(frozen=True)
 class ClipSet:
     ids: list[str]
+    # files, or for audio embedded in a Hub dataset `reasonaudio.hub.EmbeddedAudio` references
+    # (os.PathLike) that `adapters.audio.load_mono` decodes when a batch reaches them
     paths: list[Path]
 
 

@@ -29,7 +29,9 @@ def load_mono(path: Path, sample_rate: int, max_seconds: float | None = None) ->
     import soundfile as sf
 
     try:
-        audio, sr = sf.read(str(path), dtype="float32", always_2d=True)
+        # audio embedded in a Hub dataset is fetched from its parquet row only now (reasonaudio.hub)
+        source = path.open_audio() if hasattr(path, "open_audio") else str(path)
+        audio, sr = sf.read(source, dtype="float32", always_2d=True)
     except (RuntimeError, OSError) as err:  # soundfile raises LibsndfileError (a RuntimeError)
         raise UserError(f"{path}: cannot read audio ({err})") from None
     mono = audio.mean(axis=1) if audio.shape[1] > 1 else audio[:, 0]
