@@ -121,7 +121,7 @@ def test_build_is_byte_identical_for_a_seed(tmp_path):
 
 def test_build_refuses_existing_and_replaces_with_force(tmp_path):
     _build_env(tmp_path, "x")
-    with pytest.raises(UserError, match="already exists"):
+    with pytest.raises(UserError, match="earlier compose set; pass --force"):
         _build_env(tmp_path, "x")
     cfg = BuildConfig(cue="gender", task="asr", n=4, sample_rate=SR)
     build(tmp_path / "x", cfg, source=ToneSource(SR), force=True)

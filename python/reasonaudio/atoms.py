@@ -191,26 +191,14 @@ class AtomLibrary:
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> Path:
         """Write the library directory atomically (temporary sibling, then rename)."""
+        from reasonaudio.outputs import output_directory
+
         dest = Path(path)
-        if dest.exists() and not overwrite:
-            raise UserError(f"{dest} already exists; choose another path or pass --force to replace it")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
-        try:
+        with output_directory(dest, "atom library", force=overwrite) as tmp:
             (tmp / "audio").mkdir()
             for i, atom_id in enumerate(self.atom_ids):
                 sf.write(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate, subtype="FLOAT")
             self.to_frame().write_parquet(tmp / "atoms.parquet")
-            if dest.exists():
-                old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-                dest.rename(old)
-                tmp.rename(dest)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                tmp.rename(dest)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return dest
 
 
@@ -402,9 +390,11 @@ def import_folder(
         raise UserError(f"sample rate must be at least 4000 Hz, got {sample_rate}")
     if not 0 < min_duration_s < max_duration_s:
         raise UserError(f"need 0 < min_duration_s < max_duration_s, got {min_duration_s} and {max_duration_s}")
+    from reasonaudio.outputs import check_directory, check_not_an_input
+
     out_dir = Path(out)
-    if out_dir.exists() and not overwrite:
-        raise UserError(f"{out_dir} already exists; choose another path or pass --force to replace it")
+    check_not_an_input(out_dir, [src_dir] + ([Path(labels_csv)] if labels_csv is not None else []))
+    check_directory(out_dir, "atom library", overwrite)
 
     rejected: list[tuple[str, str]] = []
     if labels_csv is not None:

@@ -25,13 +25,13 @@ groups of `row_group` clips, which keeps both the writer's and a lazy reader's m
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import polars as pl
 
 from reasonaudio.dataset import TASKS, load_benchmark
 from reasonaudio.errors import UserError
+from reasonaudio.outputs import output_directory
 
 SPLIT = "test"
 DEFAULT_SHARD_BYTES = 500 * 1024 * 1024
@@ -142,6 +142,7 @@ def export_hf(
     license_id: str | None = None,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     row_group: int = ROW_GROUP,
+    force: bool = False,
 ) -> dict:
     """Write the Hugging Face folder for a benchmark directory into `out` (replaced atomically)."""
     import pyarrow as pa
@@ -153,24 +154,8 @@ def export_hf(
     if out.resolve() == bench.root.resolve() or bench.root.resolve() in out.resolve().parents:
         raise UserError(f"{out}: the export must not be written inside the benchmark directory {bench.root}")
     name = name or bench.root.resolve().name
-    tmp = out.with_name(f".{out.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
+    with output_directory(out, "hf dataset", inputs=[bench.root], force=force) as tmp:
         summary = _write(bench, tmp, name, license_id or _license(bench), shard_bytes, row_group, pa)
-        if out.exists():
-            old = out.with_name(f".{out.name}.old")
-            if old.exists():
-                shutil.rmtree(old)
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return summary
 
 

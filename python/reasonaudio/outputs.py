@@ -43,7 +43,7 @@ SIGNATURES = {
 }
 
 
-def _resolved(path: str | os.PathLike[str]) -> Path:
+def resolved(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.abspath(os.path.realpath(os.fspath(path))))
 
 
@@ -53,9 +53,9 @@ def _inside(child: Path, parent: Path) -> bool:
 
 def check_not_an_input(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]], option: str = "--out") -> None:
     """Refuse an output path that is, contains or lies inside an input."""
-    target = _resolved(out)
+    target = resolved(out)
     for given in inputs:
-        source = _resolved(given)
+        source = resolved(given)
         if target == source:
             raise UserError(f"{option} {out} is the input {given}: refusing to overwrite an input")
         if _inside(source, target):
@@ -126,7 +126,7 @@ def _remove_stale(out: Path) -> None:
         print(f"reasonaudio: note: removed {stale}, left by an interrupted run", file=sys.stderr)
 
 
-def _check_directory(out: Path, kind: str, force: bool) -> bool:
+def check_directory(out: Path, kind: str, force: bool) -> bool:
     """Whether `out` exists and will be replaced; raises when it may not be."""
     if not out.exists():
         return False
@@ -135,7 +135,7 @@ def _check_directory(out: Path, kind: str, force: bool) -> bool:
     if not any(out.iterdir()):
         return True
     if not _is_kind(out, kind):
-        raise UserError(f"{out}: exists and is not a reasonaudio {kind}; refusing to replace it (choose another --out)")
+        raise UserError(f"{out}: directory is not empty and holds no reasonaudio {kind}; refusing to replace it (choose another --out)")
     if not force:
         raise UserError(f"{out}: holds an earlier {kind}; pass --force to replace it")
     return True
@@ -153,7 +153,7 @@ def output_directory(
     normal exit the temporary, marked with its kind, replaces `out` atomically."""
     out = Path(out)
     check_not_an_input(out, inputs)
-    _check_directory(out, kind, force)
+    check_directory(out, kind, force)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -163,7 +163,7 @@ def output_directory(
     tmp: Path | None = None
     try:
         _remove_stale(out)
-        replace = _check_directory(out, kind, force)  # again, now that no one else can write it
+        replace = check_directory(out, kind, force)  # again, now that no one else can write it
         tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         try:
             tmp.mkdir()

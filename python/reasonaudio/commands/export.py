@@ -17,7 +17,8 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("bench", type=Path, help="benchmark directory")
     parser.add_argument("--to", choices=["hf"], default="hf", help="export format (hf: Hugging Face dataset folder)")
-    parser.add_argument("--out", required=True, type=Path, help="output folder (replaced atomically)")
+    parser.add_argument("--out", required=True, type=Path, help="output folder (written atomically)")
+    parser.add_argument("--force", action="store_true", help="replace an earlier export at --out")
     parser.add_argument("--name", default=None, help="dataset name in the card (default: the benchmark folder's name)")
     parser.add_argument("--license", default=None, help="license id for the card (default: the atoms' license, else 'other')")
     parser.add_argument("--shard-mb", type=float, default=500.0, help="audio megabytes per corpus shard (default 500)")
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shard_mb <= 0:
         raise UserError("--shard-mb must be positive")
     summary = export_hf(
-        args.bench, args.out, name=args.name, license_id=args.license, shard_bytes=int(args.shard_mb * 1024 * 1024)
+        args.bench, args.out, name=args.name, license_id=args.license, shard_bytes=int(args.shard_mb * 1024 * 1024), force=args.force
     )
     print(
         f"{args.out}: {summary['clips']} clips in {summary['corpus_shards']} shard(s), {summary['queries']} queries, "

@@ -19,9 +19,8 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
@@ -58,6 +57,9 @@ class BackgroundLibrary(Protocol):
     sample_rate: int
 
     def audio(self, i: int) -> np.ndarray: ...
+
+
+SNR_RANGE_DB = (-30.0, 60.0)
 
 
 @dataclass
@@ -190,8 +192,15 @@ def build(out: str | Path, cfg: BuildConfig, *, source=None, library: Background
         raise UserError(f"--task must be one of {', '.join(TASKS)}, got {cfg.task!r}")
     if cfg.sample_rate < 8000:
         raise UserError(f"--sample-rate must be at least 8000, got {cfg.sample_rate}")
-    if out.exists() and not force:
-        raise UserError(f"{out} already exists; pass --force to replace it")
+    for snr in cfg.snrs:
+        # beyond these the mix is either only background or a background below 16-bit resolution
+        if not (math.isfinite(snr) and SNR_RANGE_DB[0] <= snr <= SNR_RANGE_DB[1]):
+            raise UserError(f"--snr must be finite dB within {SNR_RANGE_DB[0]:g}..{SNR_RANGE_DB[1]:g}, got {snr}")
+    if cfg.n < 1:
+        raise UserError(f"--n must be at least 1, got {cfg.n}")
+    from reasonaudio.outputs import check_directory
+
+    check_directory(out, "compose set", force)  # up front; checked again under the lock
     source = source if source is not None else make_source(cfg)
     source.supports_task(cfg.task)
 
@@ -228,9 +237,10 @@ def build(out: str | Path, cfg: BuildConfig, *, source=None, library: Background
     content = _content_fn(cfg, facts)
     gap = gap_samples(cfg.sample_rate)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    from reasonaudio.outputs import output_directory
+
+    inputs = [p for p in (cfg.speech, cfg.atoms, cfg.facts) if p and Path(p).exists()]
+    with output_directory(out, "compose set", inputs=inputs, force=force) as tmp:
         (tmp / "audio").mkdir()
         rows = []
         audio_digest = hashlib.sha256()
@@ -258,21 +268,7 @@ def build(out: str | Path, cfg: BuildConfig, *, source=None, library: Background
             "hashes": {"metadata.jsonl": hashlib.sha256(meta).hexdigest(), "audio": audio_digest.hexdigest()},
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest
-
-
-def _replace_dir(tmp: Path, out: Path) -> None:
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rename(out, old / "x")
-        os.rename(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, out)
 
 
 def _make_sample(index: int, cell: dict[str, Any], cfg: BuildConfig, source, content, backgrounds: dict,
