@@ -681,6 +681,108 @@ def _check_references(t: Tables, rec: _Recorder) -> None:
 _COUNT_ALIASES = re.compile(r"^(?:n_|num_)?(atoms|clips|events|queries|qrels|mc)(?:_count|_rows|_pairs)?$")
 
 
+def _summary_of(values: np.ndarray) -> dict:
+    """The builder's summary statistics of a count: min, median, mean, max (rounded to 4 places)."""
+    if len(values) == 0:
+        return {}
+    return {
+        "min": round(float(values.min()), 4),
+        "p50": round(float(np.median(values)), 4),
+        "mean": round(float(values.mean()), 4),
+        "max": round(float(values.max()), 4),
+    }
+
+
+def _same_count(claimed, expected) -> bool:
+    if isinstance(expected, dict) and isinstance(claimed, dict):
+        return set(claimed) == set(expected) and all(_same_count(claimed[k], expected[k]) for k in expected)
+    if isinstance(expected, float) or isinstance(claimed, float):
+        return isinstance(claimed, (int, float)) and abs(float(claimed) - float(expected)) <= 1e-4 * max(1.0, abs(float(expected)))
+    if isinstance(expected, list) and isinstance(claimed, list):
+        return len(claimed) == len(expected) and all(_same_count(a, b) for a, b in zip(claimed, expected))
+    return claimed == expected
+
+
+_NOT_RECOMPUTABLE = object()
+
+
+def _count_relevant_per_query(t: Tables):
+    if not t.has("queries", "qrels"):
+        return None
+    per = t["queries"].select("query_id").join(t["qrels"].group_by("query_id").len("n"), on="query_id", how="left")
+    return _summary_of(per["n"].fill_null(0).to_numpy().astype(float)) if per.height else None
+
+
+def _count_clip_durations(t: Tables):
+    if not t.has("clips") or not isinstance((t.manifest or {}).get("counts", {}).get("clip_duration_s"), dict):
+        return None
+    durations = t["clips"]["duration_s"].to_numpy().astype(float)
+    claimed = t.manifest["counts"]["clip_duration_s"]
+    expected = _summary_of(durations)
+    edges = claimed.get("histogram", {}).get("edges")
+    if isinstance(edges, list) and len(edges) > 1:
+        hist, _ = np.histogram(durations, bins=np.asarray(edges, dtype=float))
+        expected["histogram"] = {"edges": edges, "counts": hist.tolist()}
+    return expected
+
+
+def _count_event_modes(t: Tables):
+    if not t.has("events") or "mode" not in t["events"].columns:
+        return None
+    claimed = t.manifest["counts"]["event_modes"]
+    return {m: int((t["events"]["mode"] == m).sum()) for m in claimed}
+
+
+def _count_queries_by_shape(t: Tables):
+    if not t.has("queries") or "shape" not in t["queries"].columns:
+        return None
+    shapes = t["queries"]["shape"].value_counts()
+    return dict(sorted(zip(shapes["shape"].to_list(), shapes["count"].to_list())))
+
+
+def _count_label_use(t: Tables):
+    if not t.has("queries"):
+        return None
+    use: dict[str, int] = {}
+    for text in t["queries"]["logic"].to_list():
+        try:
+            constraints = json.loads(text)["all"]
+        except (ValueError, KeyError, TypeError):
+            return None  # reported by queries.logic
+        positive: list[str] = []
+        negated: list[str] = []
+        for c in constraints:
+            for kind, arg in c.items():
+                if kind == "not":
+                    negated.append(arg)
+                    continue
+                for lab in arg if kind in ("before", "overlap") else [arg["label"]] if kind == "duration" else [arg]:
+                    if lab not in positive:
+                        positive.append(lab)
+        # each distinct positive label once per query, each negated one per mention
+        for lab in positive + negated:
+            use[lab] = use.get(lab, 0) + 1
+    return {
+        "labels_used": len(use),
+        "max": max(use.values(), default=0),
+        "mean": round(float(np.mean(list(use.values()))), 3) if use else 0.0,
+        "per_label": dict(sorted(use.items())),
+    }
+
+
+_DERIVED_COUNTS = {
+    "relevant_per_query": _count_relevant_per_query,
+    "clip_duration_s": _count_clip_durations,
+    "event_modes": _count_event_modes,
+    "queries_by_shape": _count_queries_by_shape,
+    "label_use_in_queries": _count_label_use,
+    # which clips were planned on purpose, and how many hard negatives each query had before
+    # the two-option pairs were drawn, are decisions of the planner, not facts of the tables
+    "planned_hard_negatives": lambda t: _NOT_RECOMPUTABLE,
+    "hard_negatives_per_query": lambda t: _NOT_RECOMPUTABLE,
+}
+
+
 def _check_counts(t: Tables, rec: _Recorder) -> None:
     name = "layout.counts"
     rec.get(name)
@@ -695,7 +797,8 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
         return {} if frame is None else dict(zip(frame[column].to_list(), frame["count"].to_list()))
 
     patterns, tasks = grouped(by_pattern, "pattern"), grouped(by_task, "task")
-    unchecked = []
+    unchecked: list[str] = []
+    informational: list[str] = []
     for key, value in counts.items():
         match = _COUNT_ALIASES.match(key)
         if match and t.has(match.group(1)) and isinstance(value, int):
@@ -719,8 +822,16 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
             # top-level pattern counts; a lone "overlap" could as well count overlap queries
             if value != patterns.get(key, 0):
                 rec.violation(name, f"manifest counts.{key} = {value} but clips.parquet has {patterns.get(key, 0)} {key} clips")
+        elif key in _DERIVED_COUNTS:
+            expected = _DERIVED_COUNTS[key](t)
+            if expected is _NOT_RECOMPUTABLE:
+                informational.append(key)
+            elif expected is not None and not _same_count(value, expected):
+                rec.violation(name, f"manifest counts.{key} = {json.dumps(value)[:200]} but the tables give {json.dumps(expected)[:200]}")
         else:
             unchecked.append(key)
+    if informational:
+        rec.note(name, f"not recomputed here: {', '.join(informational)} (planner decisions; every query's hard negatives are checked by queries.hard_negatives)")
     if unchecked:
         rec.note(name, f"counts not checked (unknown meaning): {', '.join(unchecked)}")
 
@@ -735,6 +846,15 @@ def _check_hashes(t: Tables, rec: _Recorder) -> None:
     unknown: list[str] = []
     verified = 0
     for key, value in hashes.items():
+        if key == "atoms_audio":
+            problem = _atoms_audio_problem(t, value)
+            if problem is None:
+                verified += 1
+            elif problem.startswith("unverifiable"):
+                unknown.append(f"atoms_audio ({problem})")
+            else:
+                rec.violation(name, problem)
+            continue
         candidates = [t.root / key, t.root / f"{key}.parquet"]
         target = next((p for p in candidates if p.is_file()), None)
         algo, digest = None, None
@@ -760,6 +880,28 @@ def _check_hashes(t: Tables, rec: _Recorder) -> None:
         rec.note(name, f"not verifiable (unknown scheme or not a file): {', '.join(unknown)}")
     if missing:
         rec.note(name, f"no hash recorded for {', '.join(missing)}")
+
+
+def _atoms_audio_problem(t: Tables, claimed) -> str | None:
+    """The atom bank's hash (sha256 of every atom's samples as little-endian float32, in atoms.parquet
+    order, at the benchmark's rate) against the library named in the manifest: the embedded
+    procedural one is synthesised again, a library directory is read if it is still there."""
+    build = ((t.manifest or {}).get("params") or {}).get("build") or {}
+    source = build.get("atoms")
+    if not isinstance(claimed, str) or not isinstance(source, str) or t.sample_rate is None:
+        return "unverifiable: no library named in params.build.atoms"
+    from reasonaudio.atoms import AtomLibrary
+
+    if source != "procedural" and not (Path(source) / "atoms.parquet").is_file():
+        return f"unverifiable: the library {source} is not on this machine"
+    try:
+        library = AtomLibrary.open(source, sample_rate=int(t.sample_rate))
+    except Exception as err:  # a library that cannot be read cannot confirm the hash
+        return f"unverifiable: {source}: {err}"
+    digest = hashlib.sha256(np.ascontiguousarray(library.audio_flat, dtype="<f4").tobytes()).hexdigest()
+    if digest != claimed.lower():
+        return f"manifest hashes['atoms_audio'] = {claimed[:16]}... but the atoms of {source} at {t.sample_rate} Hz hash to {digest[:16]}..."
+    return None
 
 
 def _clip_lengths(t: Tables) -> pl.DataFrame:
@@ -1020,7 +1162,7 @@ def _background_recorded(manifest: dict | None) -> bool:
     return False
 
 
-def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible_dbfs: float) -> None:
+def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible_dbfs: float, show_progress: bool = False) -> None:
     import soundfile as sf
 
     names = ("audio.readable", "audio.range", "audio.background", "audio.audible")
@@ -1049,7 +1191,10 @@ def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible
     ev_on, ev_off = events["onset_sample"].to_numpy(), events["offset_sample"].to_numpy()
 
     n_checked = 0
-    for clip_id, rel_path, duration_s in clips.select("clip_id", "path", "duration_s").iter_rows():
+    from tqdm.auto import tqdm
+
+    rows = clips.select("clip_id", "path", "duration_s")
+    for clip_id, rel_path, duration_s in tqdm(rows.iter_rows(), total=rows.height, desc="audio", unit="clip", disable=not show_progress, leave=False):
         path = t.root / rel_path
         where = f"clip {clip_id} ({rel_path})"
         try:
@@ -1250,6 +1395,7 @@ def validate_benchmark(
     *,
     audible_dbfs: float = DEFAULT_AUDIBLE_DBFS,
     max_examples: int = 10,
+    progress=None,
 ) -> ValidationReport:
     """Check a benchmark directory against every guarantee of the contract; never raises on bad content.
 
@@ -1263,17 +1409,24 @@ def validate_benchmark(
         raise UserError(f"margin must be a finite number >= 0 seconds, got {margin_s}")
     started = time.perf_counter()
     rec = _Recorder(max_examples)
+    stage = progress or (lambda what: None)
+    stage("reading tables")
     t = _read_tables(root, rec)
     _check_manifest(t, rec)
     _check_ids(t, rec)
     _check_references(t, rec)
+    stage("checking counts and hashes")
     _check_counts(t, rec)
     _check_hashes(t, rec)
+    stage("checking events")
     _check_events(t, rec, margin_s)
+    stage("recomputing relevance and margin robustness")
     parsed = _parsed_queries(t, rec)
     _check_relevance(t, rec, margin_s, parsed)
     if check_audio:
-        _check_audio(t, rec, max_audio_files, audible_dbfs)
+        stage("reading audio")
+    if check_audio:
+        _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
     else:
         for n in ("audio.readable", "audio.range", "audio.background", "audio.audible"):
             rec.skip(n, "--no-audio")
