@@ -71,6 +71,18 @@ def _relevance(benchmark: Benchmark, query_ids: list[str], clip_ids: list[str]) 
     return [np.unique(np.asarray(r, dtype=np.int64)) for r in relevant]
 
 
+def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
+    """All-zero rows score 0 against everything and identical rows tie everywhere: results are then
+    decided by the tie-break (clip order), not by the model. Say so instead of reporting silently."""
+    import sys
+
+    zero = int((~vectors.any(axis=1)).sum())
+    if zero:
+        print(f"reasonaudio: warning: {what}: {zero} of {len(vectors)} are all zero (they tie with every clip at score 0)", file=sys.stderr)
+    elif len(vectors) > 1 and np.unique(vectors, axis=0).shape[0] == 1:
+        print(f"reasonaudio: warning: {what}: all {len(vectors)} are identical; rankings are decided by the tie-break", file=sys.stderr)
+
+
 def evaluate(
     benchmark: Benchmark,
     model: RetrievalModel,
@@ -94,6 +106,8 @@ def evaluate(
     if isinstance(model, EmbeddingModel):
         query_vectors = as_float32_matrix(model.encode_queries(queries), f"{model.spec}: query embeddings", len(queries.ids))
         clip_vectors = as_float32_matrix(model.encode_clips(clips), f"{model.spec}: clip embeddings", len(clips.ids))
+        _warn_degenerate(query_vectors, f"{model.spec}: query embeddings")
+        _warn_degenerate(clip_vectors, f"{model.spec}: clip embeddings")
         # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
         ranker = EmbeddingRanker(query_vectors, clip_vectors)
         batches = ranker.rank(depth=TOP_K, batch_size=batch_size, progress=progress)

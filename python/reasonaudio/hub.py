@@ -588,11 +588,23 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
     relative = [p for p in paths if not Path(p).is_absolute()]
     if relative and not (root / relative[0]).exists() and (root.parent / relative[0]).exists():
         paths = [p if Path(p).is_absolute() else str(Path("..") / p) for p in paths]
+    _refuse_duplicate_ids(corpus_file, clip_ids)
     queries_file, query_rows = read_rows("queries")
     for lineno, row in enumerate(query_rows, start=1):
         if not isinstance(row.get("text"), str):
             raise UserError(f"{queries_file}: row {lineno} ({row['_id']!r}) has no 'text' string")
+    _refuse_duplicate_ids(queries_file, [str(r["_id"]) for r in query_rows])
     qrel_rows = _read_beir_qrels(root / "qrels", split)
+    judged = {r[0] for r in qrel_rows}
+    unjudged = [str(r["_id"]) for r in query_rows if str(r["_id"]) not in judged]
+    if unjudged:
+        import sys
+
+        print(
+            f"reasonaudio: note: {queries_file}: {len(unjudged)} of {len(query_rows)} queries have no relevant clip in "
+            f"qrels/{split} (first {unjudged[0]!r}); they score 0 on every metric",
+            file=sys.stderr,
+        )
 
     def empty(name: str) -> pl.DataFrame:
         return pl.DataFrame({c: [] for c in TABLE_COLUMNS[name]})
@@ -627,6 +639,14 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
     }
     return Benchmark(root=root, manifest=manifest, atoms=empty("atoms"), clips=clips, events=empty("events"),
                      queries=queries, qrels=qrels, mc=mc)
+
+
+def _refuse_duplicate_ids(file: Path, ids: list[str]) -> None:
+    seen: dict[str, int] = {}
+    for row, key in enumerate(ids, start=1):
+        if key in seen:
+            raise UserError(f"{file}: row {row}: _id {key!r} repeats row {seen[key]}; ids must be unique")
+        seen[key] = row
 
 
 def _read_beir_qrels(folder: Path, split: str) -> list[tuple[str, str, int]]:
