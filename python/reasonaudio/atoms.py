@@ -16,6 +16,7 @@ import csv
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -482,8 +483,11 @@ def contact_sheet(
     out_png: str | os.PathLike[str],
     columns: int = 10,
     indices: Iterable[int] | None = None,
+    progress: bool = False,
 ) -> Path:
     """A grid of log-mel images of the atoms, each titled with its label (written atomically)."""
+    from tqdm.auto import tqdm
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -497,7 +501,7 @@ def contact_sheet(
     fig, axes = plt.subplots(rows, columns, figsize=(columns * 1.9, rows * 1.35), squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
-    for ax, i in zip(axes.ravel(), chosen):
+    for ax, i in tqdm(list(zip(axes.ravel(), chosen)), desc="contact sheet", unit="atom", disable=not progress, leave=False):
         spec = log_mel(lib.audio(i), lib.sample_rate)
         vmax = spec.max()
         ax.imshow(spec, origin="lower", aspect="auto", cmap="magma", vmin=vmax - 80, vmax=vmax,
@@ -508,14 +512,14 @@ def contact_sheet(
         ax.tick_params(axis="x", labelsize=5, length=2, pad=1)
     fig.suptitle(f"{len(chosen)} atoms, log-mel (64 bands, 30 Hz-{lib.sample_rate // 2} Hz), seconds on x", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
+    from reasonaudio.outputs import output_file
+
     dest = Path(out_png)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.stem}.tmp-{os.getpid()}.png")
     try:
-        fig.savefig(tmp, dpi=90)
-        os.replace(tmp, dest)
+        with output_file(dest, force=True) as tmp:
+            if progress:
+                print("drawing the sheet …", file=sys.stderr, flush=True)
+            fig.savefig(tmp, dpi=90)
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
     return dest

@@ -196,6 +196,10 @@ def write_results_into(result, tmp: Path, *, figures: bool = True, tsne_queries:
         if run["two_option"]:
             two_option_bars([run], tmp / "figures" / "two_option.png")
         if result.query_vectors is not None:
+            import sys
+
+            # t-SNE of a few hundred points takes tens of seconds on two cores: say what runs
+            print("figures: t-SNE of query, positive and hard-negative embeddings …", file=sys.stderr, flush=True)
             tsne_plot(result, tmp / "figures" / "tsne.png", n_queries=tsne_queries, seed=seed)
 
 
