@@ -96,27 +96,13 @@ class RelevanceCSR:
 def positive_labels(logic: LogicLike) -> list[str]:
     """Distinct labels a query mentions positively (`has`, `before`, `overlap`, `duration`), in
     order of first mention: a hard negative must contain all of them (spec §3.2)."""
-    obj = _logic_object(logic)
-    constraints = obj.get("all")
-    if not isinstance(constraints, list):
-        raise UserError(f'logic must be {{"all": [...]}}, got {json.dumps(obj)[:120]}')
-    out: list[str] = []
-    for index, constraint in enumerate(constraints):
-        if not isinstance(constraint, Mapping) or len(constraint) != 1:
-            raise UserError(f"constraint {index} {json.dumps(constraint)[:120]}: expected an object with one key")
-        ((kind, arg),) = constraint.items()
-        if kind == "has":
-            found = [arg]
-        elif kind in ("before", "overlap"):
-            found = list(arg) if isinstance(arg, list) and len(arg) == 2 else None
-        elif kind == "duration":
-            found = [arg.get("label")] if isinstance(arg, Mapping) else None
-        else:
-            found = []
-        if found is None or not all(isinstance(label, str) for label in found):
-            raise UserError(f"constraint {index} {json.dumps(constraint)[:120]}: malformed {kind!r}")
-        out.extend(label for label in found if label not in out)
-    return out
+    from reasonaudio.contract import logic as contract_logic
+
+    text = logic if isinstance(logic, str) else json.dumps(logic)
+    try:
+        return contract_logic.positive_labels(contract_logic.parse_logic(text))
+    except contract_logic.LogicError as err:
+        raise UserError(f"logic {text[:120]}: {err}") from None
 
 
 def _logic_object(logic: LogicLike) -> Mapping[str, Any]:

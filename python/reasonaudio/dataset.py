@@ -17,30 +17,8 @@ import polars as pl
 
 from reasonaudio.errors import UserError
 
-FORMAT_VERSION = "1"
+from reasonaudio.contract import FORMAT_VERSION, MANIFEST_KEYS, TABLE_COLUMNS, TASKS  # noqa: F401  (re-exported)
 
-TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "atoms": ("atom_id", "label", "phrase", "duration_s", "source", "license"),
-    "clips": ("clip_id", "path", "pattern", "duration_s", "n_events"),
-    "events": (
-        "clip_id",
-        "event_index",
-        "atom_id",
-        "label",
-        "onset_sample",
-        "offset_sample",
-        "onset_s",
-        "offset_s",
-        "gain_db",
-    ),
-    "queries": ("query_id", "task", "text", "logic"),
-    "qrels": ("query_id", "clip_id", "relevance"),
-    "mc": ("query_id", "positive_clip_id", "negative_clip_id"),
-}
-
-MANIFEST_KEYS = ("format_version", "tool_version", "seed", "sample_rate", "params", "counts", "hashes")
-
-TASKS = ("negation", "order", "overlap", "duration", "mix")
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
