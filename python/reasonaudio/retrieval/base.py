@@ -132,6 +132,9 @@ def torch_device(options: ModelOptions) -> str:
 # the core install never imports torch or transformers.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "clap": ("reasonaudio.retrieval.adapters.clap", "from_spec"),
+    "lco-omni": ("reasonaudio.retrieval.adapters.omni", "lco_from_spec"),
+    "e5-omni": ("reasonaudio.retrieval.adapters.omni", "e5_from_spec"),
+    "omniembed": ("reasonaudio.retrieval.adapters.omni", "omniembed_from_spec"),
     "st": ("reasonaudio.retrieval.adapters.text", "from_spec"),
     "minilm": ("reasonaudio.retrieval.adapters.text", "from_spec_minilm"),
     "two-stage": ("reasonaudio.retrieval.adapters.two_stage", "from_spec"),
