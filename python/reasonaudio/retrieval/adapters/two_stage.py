@@ -6,8 +6,9 @@
   JSON object {clip_id: caption}, JSON list / JSONL of {clip_id, caption}, or CSV / TSV / parquet
   with columns clip_id, caption -- the `captions.parquet` that `reasonaudio eval` writes for every
   two-stage run is one), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory).
-- RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine) or `bm25` (rank-bm25 Okapi BM25 over
-  lower-cased word tokens of the captions, one score per query and clip).
+- RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine), `bge-m3=DIR` / `qwen3-emb=DIR` (the
+  study's text retrievers with their cards' pooling and query instruction, see rankers.py) or `bm25`
+  (rank-bm25 Okapi BM25 over lower-cased word tokens of the captions, one score per query and clip).
 
 With the oracle captioner, every caption is correct, so what is left is the text side's reasoning:
 comparing a run with `oracle` and with a real captioner separates captioning from reasoning failures.
@@ -286,13 +287,16 @@ class TwoStageEmbedding(CaptioningModel, EmbeddingModel):
         self.captioner.prepare(benchmark)
 
     def encode_text(self, texts: list[str]) -> np.ndarray:
-        return self.encoder.encode(texts)
+        # named rankers (rankers.py) give queries their card's instruction; plain encoders have none
+        encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
+        return encode(texts)
 
     def encode_audio(self, paths: list[Path]) -> np.ndarray:
         raise UserError("two-stage models caption clips by id; call encode_clips")
 
     def encode_clips(self, clips: ClipSet) -> np.ndarray:
-        return self.encoder.encode(self._caption(self.captioner, clips))
+        encode = getattr(self.encoder, "encode_documents", self.encoder.encode)
+        return encode(self._caption(self.captioner, clips))
 
 
 class TwoStageBM25(CaptioningModel, ScoringModel):
@@ -334,12 +338,17 @@ def from_spec(argument: str | None, options: ModelOptions):
     captioner_spec, _, ranker = argument.rpartition("+")
     from reasonaudio.retrieval.adapters.text import TextEncoder
 
+    from reasonaudio.retrieval.adapters.rankers import RANKERS
+
+    ranker_name, sep, ranker_dir = ranker.partition("=")
     if ranker == "bm25":
         return TwoStageBM25(_captioner(captioner_spec, options))
     if ranker == "minilm":
         encoder = TextEncoder("minilm", options)
     elif ranker.startswith(("st=", "st:")) and len(ranker) > 3:
         encoder = TextEncoder(ranker[3:], options)
+    elif ranker_name in RANKERS and sep and ranker_dir:
+        encoder = RANKERS[ranker_name](ranker_dir, options)
     else:
-        raise UserError(f"two-stage ranker {ranker!r}: expected minilm, st=DIR or bm25")
+        raise UserError(f"two-stage ranker {ranker!r}: expected minilm, st=DIR, bge-m3=DIR, qwen3-emb=DIR or bm25")
     return TwoStageEmbedding(_captioner(captioner_spec, options), encoder)
