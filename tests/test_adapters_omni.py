@@ -157,5 +157,5 @@ def test_refusals_are_one_clear_line(tiny: Path, tmp_path: Path) -> None:
         load_model(f"e5-omni:{bare}")
     with pytest.raises(UserError, match="option 'pool=mean' not understood"):
         load_model(f"e5-omni:{tiny},pool=mean")
-    with pytest.raises(UserError, match="needs a local model directory"):
+    with pytest.raises(UserError, match="needs the local path of the model's weights"):
         load_model("omniembed")

@@ -76,7 +76,7 @@ RECIPES = {
 def parse_options(argument: str | None, spec_name: str, allowed: tuple[str, ...]) -> tuple[str, dict[str, str]]:
     """`DIR[,key=value...]` -> (DIR, {key: value}); unknown keys are refused by name."""
     if not argument:
-        raise UserError(f"--model {spec_name}:DIR needs a local model directory")
+        raise UserError(f"--model {spec_name}:PATH needs the local path of the model's weights")
     head, *rest = argument.split(",")
     options: dict[str, str] = {}
     for item in rest:
