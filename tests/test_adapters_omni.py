@@ -134,6 +134,24 @@ def test_omniembed_merges_its_lora_adapter_onto_a_local_base(tiny: Path, tmp_pat
     plain = load_model(f"omniembed:{tiny}", _options()).encode_text(["a dog barking"])
     assert tuned.shape == plain.shape and not np.allclose(tuned, plain, atol=1e-4)
 
+    # an adapter saved by transformers 4 (the published OmniEmbed-v0.1) names the text model one level up;
+    # its weights are mapped onto this version's modules, not silently dropped
+    from safetensors.torch import load_file, save_file
+
+    v4 = tmp_path / "adapter-v4"
+    v4.mkdir()
+    (v4 / "adapter_config.json").write_text((adapter / "adapter_config.json").read_text())
+    weights = load_file(str(adapter / "adapter_model.safetensors"))
+    renamed = {k.replace("base_model.model.model.language_model.", "base_model.model.model.")
+                .replace("base_model.model.model.audio_tower.", "base_model.model.audio_tower."): v for k, v in weights.items()}
+    assert renamed != weights
+    save_file(renamed, str(v4 / "adapter_model.safetensors"))
+    from_v4 = load_model(f"omniembed:{v4},base={tiny},processor={tiny}", _options()).encode_text(["a dog barking"])
+    np.testing.assert_allclose(from_v4, tuned, atol=1e-6)
+    save_file({"base_model.model.nowhere.q_proj.lora_A.weight": next(iter(weights.values()))}, str(v4 / "adapter_model.safetensors"))
+    with pytest.raises(UserError, match="LoRA weight\\(s\\) match no module of this thinker"):
+        load_model(f"omniembed:{v4},base={tiny},processor={tiny}", _options())
+
     # without base=, the base path the adapter records is used when it is a local directory ...
     recorded = load_model(f"omniembed:{adapter},processor={tiny}", _options()).encode_text(["a dog barking"])
     np.testing.assert_allclose(recorded, tuned, atol=1e-6)

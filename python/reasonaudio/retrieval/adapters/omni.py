@@ -106,6 +106,47 @@ def _require_dir(path: Path, what: str) -> Path:
     return path
 
 
+def _adapter_weights(path: Path) -> dict:
+    import torch
+
+    if (path / "adapter_model.safetensors").is_file():
+        from safetensors.torch import load_file
+
+        return load_file(str(path / "adapter_model.safetensors"))
+    if (path / "adapter_model.bin").is_file():
+        return torch.load(str(path / "adapter_model.bin"), map_location="cpu", weights_only=True)
+    raise UserError(f"{path}: adapter_config.json but no adapter_model.safetensors / adapter_model.bin")
+
+
+# transformers 5 moved the thinker's towers and text model under `thinker.model` (audio_tower, visual,
+# language_model); adapters saved with transformers 4 (OmniEmbed-v0.1) name them one level up. Recent
+# peft maps these itself; an older one would leave the weights unloaded with only a warning and the
+# model would run as the bare base thinker, so the names are mapped here and leftovers are refused.
+_V4_TO_V5 = (
+    ("base_model.model.model.layers.", "base_model.model.model.language_model.layers."),
+    ("base_model.model.model.embed_tokens.", "base_model.model.model.language_model.embed_tokens."),
+    ("base_model.model.audio_tower.", "base_model.model.model.audio_tower."),
+    ("base_model.model.visual.", "base_model.model.model.visual."),
+)
+
+
+def _remap_lora_keys(state: dict, model_keys: set[str]) -> dict:
+    def present(key: str) -> bool:
+        # the model's keys carry the adapter name ("lora_A.default.weight"); saved ones do not
+        head, sep, tail = key.rpartition(".")
+        return key in model_keys or f"{head}.default{sep}{tail}" in model_keys
+
+    out = {}
+    for key, value in state.items():
+        if not present(key):
+            for old, new in _V4_TO_V5:
+                if key.startswith(old) and present(new + key[len(old):]):
+                    key = new + key[len(old):]
+                    break
+        out[key] = value
+    return out
+
+
 class OmniEmbedder(EmbeddingModel):
     """Qwen2.5-Omni thinker as a bi-encoder, following one family's `OmniRecipe`."""
 
@@ -158,8 +199,17 @@ class OmniEmbedder(EmbeddingModel):
                 )
             base = declared
         base_model = cls.from_pretrained(str(_require_dir(Path(base), "base thinker")), local_files_only=True, dtype=self.dtype)
+        model = peft.get_peft_model(base_model, peft.PeftConfig.from_pretrained(str(self.path)))
+        state = _remap_lora_keys(_adapter_weights(self.path), set(model.state_dict()))
+        result = peft.set_peft_model_state_dict(model, state)
+        unexpected = list(getattr(result, "unexpected_keys", []) or [])
+        if unexpected:
+            raise UserError(
+                f"{self.path}: {len(unexpected)} LoRA weight(s) match no module of this thinker, e.g. {unexpected[0]} "
+                f"(a different base architecture?)"
+            )
         # merged once at load: the forward pass is then the plain thinker's, at its speed
-        return peft.PeftModel.from_pretrained(base_model, str(self.path), is_trainable=False).merge_and_unload()
+        return model.merge_and_unload()
 
     # -- inputs ---------------------------------------------------------------------------------
 
