@@ -177,3 +177,25 @@ def test_refusals_are_one_clear_line(tiny: Path, tmp_path: Path) -> None:
         load_model(f"e5-omni:{tiny},pool=mean")
     with pytest.raises(UserError, match="needs the local path of the model's weights"):
         load_model("omniembed")
+
+
+def test_a_full_qwen_omni_checkpoint_gives_its_thinker_and_processor(tiny: Path, tmp_path: Path) -> None:
+    # the full model (thinker + talker config, as Qwen/Qwen2.5-Omni-7B ships) as a base: the thinker is
+    # taken from it without building the talker, and its processor serves a LoRA directory that has none
+    thinker = transformers.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(tiny)
+    config = transformers.Qwen2_5OmniConfig(thinker_config=thinker.config.to_dict(), enable_audio_output=False)
+    full = transformers.Qwen2_5OmniForConditionalGeneration(config)
+    full.thinker.load_state_dict(thinker.state_dict())
+    full_dir = tmp_path / "full"
+    full.save_pretrained(full_dir)
+    transformers.Qwen2_5OmniProcessor.from_pretrained(tiny).save_pretrained(full_dir)
+    torch.save({}, full_dir / "spk_dict.pt")  # the talker's speaker table, read on load even when unused
+    expected = load_model(f"e5-omni:{tiny}", _options()).encode_text(["a dog barking"])
+    np.testing.assert_allclose(load_model(f"e5-omni:{full_dir}", _options()).encode_text(["a dog barking"]), expected, atol=1e-6)
+
+    peft = pytest.importorskip("peft")
+    lora = peft.get_peft_model(thinker, peft.LoraConfig(r=2, target_modules=["q_proj"]))  # B = 0: the identity
+    lora.save_pretrained(tmp_path / "lora")
+    via_base = load_model(f"omniembed:{tmp_path / 'lora'},base={full_dir}", _options()).encode_text(["a dog barking"])
+    plain = load_model(f"omniembed:{tiny}", _options()).encode_text(["a dog barking"])
+    np.testing.assert_allclose(via_base, plain, atol=1e-6)

@@ -100,6 +100,10 @@ def last_token_pool(hidden, attention_mask):
     return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
 
 
+def _has_processor(path: Path) -> bool:
+    return any((path / name).is_file() for name in ("processor_config.json", "preprocessor_config.json"))
+
+
 def _require_dir(path: Path, what: str) -> Path:
     if not path.is_dir():
         raise UserError(f"{path}: no such {what} directory (the weights must be on local disk)")
@@ -163,7 +167,9 @@ class OmniEmbedder(EmbeddingModel):
         # bfloat16 halves a 7B thinker (~17 GB instead of ~34 GB); CPUs are slow at it, so they keep float32
         self.dtype = self.torch.bfloat16 if self.device.startswith("cuda") else self.torch.float32
         processor_dir = _require_dir(Path(processor), "processor") if processor else self.path
-        if not any((processor_dir / name).is_file() for name in ("processor_config.json", "preprocessor_config.json")):
+        if not processor and not _has_processor(processor_dir) and base and _has_processor(Path(base)):
+            processor_dir = Path(base)  # a LoRA directory has none; its base (full Qwen2.5-Omni) may
+        if not _has_processor(processor_dir):
             raise UserError(
                 f"{processor_dir}: no processor files (processor_config.json / preprocessor_config.json); "
                 f"pass the base Qwen2.5-Omni directory with ,processor=DIR"
@@ -184,11 +190,21 @@ class OmniEmbedder(EmbeddingModel):
         inner = getattr(self.model, "model", None)
         self._inner = inner if inner is not None and "input_features" in inspect.signature(inner.forward).parameters else None
 
+    def _thinker(self, transformers, path: Path):
+        """The thinker of a thinker-only checkpoint, or of a full Qwen2.5-Omni one (talker not built)."""
+        config = path / "config.json"
+        model_type = json.loads(config.read_text()).get("model_type") if config.is_file() else None
+        if model_type == "qwen2_5_omni":
+            full = transformers.Qwen2_5OmniForConditionalGeneration.from_pretrained(
+                str(path), local_files_only=True, dtype=self.dtype, enable_audio_output=False)
+            return full.thinker
+        return transformers.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(
+            str(path), local_files_only=True, dtype=self.dtype)
+
     def _load_model(self, transformers, base: str | None):
-        cls = transformers.Qwen2_5OmniThinkerForConditionalGeneration
         adapter = self.path / "adapter_config.json"
         if not adapter.is_file():
-            return cls.from_pretrained(str(self.path), local_files_only=True, dtype=self.dtype)
+            return self._thinker(transformers, self.path)
         peft = require("peft", extra="paper-models")
         if base is None:
             declared = json.loads(adapter.read_text()).get("base_model_name_or_path") or ""
@@ -198,7 +214,7 @@ class OmniEmbedder(EmbeddingModel):
                     f"directory; pass the base thinker with ,base=DIR"
                 )
             base = declared
-        base_model = cls.from_pretrained(str(_require_dir(Path(base), "base thinker")), local_files_only=True, dtype=self.dtype)
+        base_model = self._thinker(transformers, _require_dir(Path(base), "base thinker"))
         model = peft.get_peft_model(base_model, peft.PeftConfig.from_pretrained(str(self.path)))
         state = _remap_lora_keys(_adapter_weights(self.path), set(model.state_dict()))
         result = peft.set_peft_model_state_dict(model, state)
