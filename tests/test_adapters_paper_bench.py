@@ -51,3 +51,18 @@ def test_dry_run_prints_the_specs_with_local_paths(tmp_path: Path, capsys) -> No
     assert "lco-omni-7b          ready" in printed
     assert f"e5-omni:{weights / 'e5-omni-7B'},processor={weights / 'Qwen2.5-Omni-7B'}" in printed
     assert not (tmp_path / "o").exists()
+
+
+def test_two_stage_runs_sharing_a_captioner_caption_once(tmp_path: Path, monkeypatch) -> None:
+    paper = _bench_module()
+    runs = (paper.Run("first", "two-stage", "oracle → BM25", "two-stage:oracle+bm25", (), "oracle"),
+            paper.Run("second", "two-stage", "oracle → BM25 again", "two-stage:oracle+bm25", (), "oracle"))
+    monkeypatch.setattr(paper, "RUNS", runs)
+    bench = evalfixture.write_fixture(tmp_path / "bench", with_beir=False)
+    out = tmp_path / "out"
+    assert paper.main([str(bench), "--out", str(out), "--bootstrap", "0"]) == 0
+    first, second = (json.loads((out / "runs" / n / "results.json").read_text()) for n in ("first", "second"))
+    assert first["model"].startswith("two-stage:oracle+")
+    # the second run ranks the first run's captions.parquet instead of captioning again
+    assert second["model"] == f"two-stage:captions={out / 'runs' / 'first' / 'captions.parquet'}+bm25"
+    assert first["summary"] == second["summary"]

@@ -160,6 +160,7 @@ class OmniEmbedder(EmbeddingModel):
 
         transformers = require("transformers")
         self.torch = require("torch")
+        require("torchvision", extra="paper-models")  # the processor's video part cannot be built without it
         self.recipe = recipe
         self.options = options
         self.path = _require_dir(Path(location), f"{recipe.title} model")
