@@ -40,14 +40,14 @@ OMNI = ("torch", "transformers", "torchvision")
 CATALOG: tuple[ModelCard, ...] = (
     # -- MLLM embedders (Qwen2.5-Omni thinker) ----------------------------------------------------
     ModelCard("lco-omni", "lco-omni:DIR", "MLLM embedder", "LCO-Embedding-Omni-3B, LCO-Embedding-Omni-7B",
-              "~17 GB (7B) / ~9 GB (3B) bf16 weights; 24 GB card: --batch-size 8", "16 kHz", "30 s", OMNI,
+              "~17 GB (7B) / ~9 GB (3B) bf16 weights; --batch-size 8 on 24 GB, 32 on 80 GB", "16 kHz", "30 s", OMNI,
               "prompt '...Summarize the above audio in one word:', last token, L2", "paper-models"),
     ModelCard("e5-omni", "e5-omni:DIR[,processor=QWEN_OMNI_DIR]", "MLLM embedder", "e5-omni-7B",
-              "~17 GB bf16 weights (8.9B params); 24 GB card: --batch-size 8", "16 kHz", "30 s", OMNI,
+              "~17 GB bf16 weights (8.9B params); --batch-size 8 on 24 GB, 32 on 80 GB", "16 kHz", "30 s", OMNI,
               "'Query: ' on queries, generation prompt + <|endoftext|>, last token, L2; processor from the "
               "base Qwen2.5-Omni-7B if DIR has none", "paper-models"),
     ModelCard("omniembed", "omniembed:LORA_DIR,base=THINKER_DIR[,processor=DIR]", "MLLM embedder", "OmniEmbed-7B (v0.1)",
-              "~17 GB bf16 weights (LoRA merged at load); 24 GB card: --batch-size 8", "16 kHz", "30 s", OMNI + ("peft",),
+              "~17 GB bf16 weights (LoRA merged at load); --batch-size 8 on 24 GB, 32 on 80 GB", "16 kHz", "30 s", OMNI + ("peft",),
               "LoRA on Tevatron/Qwen2.5-Omni-7B-Thinker; 'Query: ', no generation prompt, <|endoftext|>, last token, L2",
               "paper-models"),
     # -- CLIP-style ---------------------------------------------------------------------------------
@@ -72,7 +72,7 @@ CATALOG: tuple[ModelCard, ...] = (
               "transformers ClapModel (e.g. laion/clap-htsat-unfused saved locally)"),
     # -- two-stage: captioners and rankers ----------------------------------------------------------
     ModelCard("qwen2audio", "two-stage:qwen2audio=DIR+RANKER", "two-stage captioner", "Qwen2-Audio-7B(-Instruct)",
-              "~16 GB bf16 weights; 24 GB card: --batch-size 8", "16 kHz", "30 s", ("torch", "transformers"), "greedy, 64 new tokens"),
+              "~16 GB bf16 weights; --batch-size 8 on 24 GB, 32 on 80 GB", "16 kHz", "30 s", ("torch", "transformers"), "greedy, 64 new tokens"),
     ModelCard("stepaudio", "two-stage:stepaudio=DIR,code=STEP_AUDIO2_REPO+RANKER", "two-stage captioner",
               "Step-Audio (2 mini)", "~17 GB bf16 weights; one clip at a time", "16 kHz", "whole clip (25 s mel chunks)",
               ("torch", "transformers", "librosa"), "runs the Step-Audio2 repository's StepAudio2 class; greedy"),
