@@ -152,8 +152,9 @@ def test_omniembed_merges_its_lora_adapter_onto_a_local_base(tiny: Path, tmp_pat
     with pytest.raises(UserError, match="LoRA weight\\(s\\) match no module of this thinker"):
         load_model(f"omniembed:{v4},base={tiny},processor={tiny}", _options())
 
-    # without base=, the base path the adapter records is used when it is a local directory ...
-    recorded = load_model(f"omniembed:{adapter},processor={tiny}", _options()).encode_text(["a dog barking"])
+    # without base=, the base path the adapter records is used when it is a local directory (its
+    # processor too) ...
+    recorded = load_model(f"omniembed:{adapter}", _options()).encode_text(["a dog barking"])
     np.testing.assert_allclose(recorded, tuned, atol=1e-6)
     # ... and a Hub id there (as in the published adapter) is never fetched: the user is told to pass base=DIR
     import json

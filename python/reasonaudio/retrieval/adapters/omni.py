@@ -167,6 +167,15 @@ class OmniEmbedder(EmbeddingModel):
         self.device = torch_device(options)
         # bfloat16 halves a 7B thinker (~17 GB instead of ~34 GB); CPUs are slow at it, so they keep float32
         self.dtype = self.torch.bfloat16 if self.device.startswith("cuda") else self.torch.float32
+        adapter = self.path / "adapter_config.json"
+        if adapter.is_file() and base is None:
+            declared = json.loads(adapter.read_text()).get("base_model_name_or_path") or ""
+            if not Path(declared).is_dir():  # e.g. the Hub id the published adapter records: never fetched
+                raise UserError(
+                    f"{self.path} is a LoRA adapter for {declared or 'an unnamed base'!r}, which is not a local "
+                    f"directory; pass the base thinker with ,base=DIR"
+                )
+            base = declared
         processor_dir = _require_dir(Path(processor), "processor") if processor else self.path
         if not processor and not _has_processor(processor_dir) and base and _has_processor(Path(base)):
             processor_dir = Path(base)  # a LoRA directory has none; its base (full Qwen2.5-Omni) may
@@ -207,14 +216,6 @@ class OmniEmbedder(EmbeddingModel):
         if not adapter.is_file():
             return self._thinker(transformers, self.path)
         peft = require("peft", extra="paper-models")
-        if base is None:
-            declared = json.loads(adapter.read_text()).get("base_model_name_or_path") or ""
-            if not Path(declared).is_dir():
-                raise UserError(
-                    f"{self.path} is a LoRA adapter for {declared or 'an unnamed base'!r}, which is not a local "
-                    f"directory; pass the base thinker with ,base=DIR"
-                )
-            base = declared
         base_model = self._thinker(transformers, _require_dir(Path(base), "base thinker"))
         model = peft.get_peft_model(base_model, peft.PeftConfig.from_pretrained(str(self.path)))
         state = _remap_lora_keys(_adapter_weights(self.path), set(model.state_dict()))
