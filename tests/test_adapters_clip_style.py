@@ -134,3 +134,57 @@ def test_msclap_and_laion_clap_refuse_clearly(tmp_path: Path) -> None:
         with pytest.raises(UserError, match="needs the Python package 'laion_clap'.*pins numpy<2"):
             load_model(f"laion-clap:{tmp_path / 'w.pt'}")
 
+
+
+def test_msclap_on_its_own_model_class(tmp_path: Path, monkeypatch) -> None:
+    """msclap's CLAP (its HTSAT audio encoder, random weights) with a tiny GPT-2 text model, saved in the
+    released checkpoint's layout ({"model": state_dict}) and loaded through `msclap:` — runs where msclap
+    is importable (e.g. `pip install --no-deps msclap torchlibrosa`; its pins keep it out of CI)."""
+    pytest.importorskip("torchlibrosa", reason="msclap's audio front end needs torchlibrosa")
+    wrapper_module = pytest.importorskip(
+        "msclap.CLAPWrapper", reason="msclap pins transformers<5 and numpy<2, so it is not installed next to this project")
+    transformers = pytest.importorskip("transformers")
+    from msclap.models.clap import CLAP
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    text_dir = tmp_path / "tiny-gpt2"  # msclap picks its GPT-2 tokenisation by "gpt" in the model's name
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(["a dog barking then rain falling"] * 10, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
+    tok.save_pretrained(text_dir)
+    # width 768 is what msclap 2023's projection expects (transformer_embed_dim); one layer keeps it small
+    transformers.GPT2Model(transformers.GPT2Config(vocab_size=len(tok) + 1, n_embd=768, n_layer=1, n_head=2,
+                                                   n_positions=128)).save_pretrained(text_dir)
+    read = wrapper_module.CLAPWrapper.read_config_as_args
+
+    def local_text_model(self, config, args=None, is_config_str=False):
+        namespace = read(self, config, args, is_config_str)
+        namespace.text_model = str(text_dir)  # instead of the Hub's "gpt2"
+        return namespace
+
+    monkeypatch.setattr(wrapper_module.CLAPWrapper, "read_config_as_args", local_text_model)
+    a = read(None, (Path(wrapper_module.__file__).parent / "configs" / "config_2023.yml").read_text(), is_config_str=True)
+    torch.manual_seed(0)
+    clap = CLAP(audioenc_name=a.audioenc_name, sample_rate=a.sampling_rate, window_size=a.window_size,
+                hop_size=a.hop_size, mel_bins=a.mel_bins, fmin=a.fmin, fmax=a.fmax, classes_num=a.num_classes,
+                out_emb=a.out_emb, text_model=str(text_dir), transformer_embed_dim=a.transformer_embed_dim, d_proj=a.d_proj)
+    torch.save({"model": clap.state_dict()}, tmp_path / "CLAP_weights_2023.pth")
+    del clap
+
+    model = load_model(f"msclap:{tmp_path / 'CLAP_weights_2023.pth'}", _options(batch_size=2))
+    assert (model.sample_rate, model.max_seconds) == (44_100, 7.0)
+    assert model.text_inputs(["a dog"])["input_ids"].shape == (1, 77)
+    text = model.encode_text(["a dog barking", "rain falling", "a dog barking"])
+    assert text.shape == (3, 1024)
+    np.testing.assert_allclose(text[0], text[2], atol=1e-5)
+    rng = np.random.default_rng(0)
+    sf.write(tmp_path / "long.wav", (0.1 * rng.standard_normal(16_000 * 9)).astype(np.float32), 16_000)
+    sf.write(tmp_path / "short.wav", (0.1 * rng.standard_normal(16_000 * 2)).astype(np.float32), 16_000)
+    audio = model.encode_audio([tmp_path / "long.wav", tmp_path / "short.wav", tmp_path / "long.wav"])
+    assert audio.shape == (3, 1024)
+    # the 9 s clip gives its first 7 s every time (msclap itself would crop at random), batching changes nothing
+    np.testing.assert_allclose(audio[0], audio[2], atol=1e-5)
+    np.testing.assert_allclose(model.encode_audio([tmp_path / "short.wav"])[0], audio[1], atol=1e-5)

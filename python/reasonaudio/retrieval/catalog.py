@@ -53,8 +53,8 @@ CATALOG: tuple[ModelCard, ...] = (
     # -- CLIP-style ---------------------------------------------------------------------------------
     ModelCard("msclap", "msclap:CLAP_weights_2023.pth[,version=2023]", "CLIP-style", "CLAP (Elizalde et al.)",
               "< 2 GB", "44.1 kHz", "7 s (2023) / 5 s (2022), shorter clips tiled", ("torch", "msclap"),
-              "first window instead of msclap's random crop; gpt2 / bert-base-uncased must be in the HF cache",
-              ""),
+              "first window instead of msclap's random crop; gpt2 / bert-base-uncased must be in the HF cache; "
+              "install with `pip install --no-deps msclap torchlibrosa`", ""),
     ModelCard("wav2clip", "wav2clip:Wav2CLIP.pt,clip=CLIP_VIT_B32_DIR", "CLIP-style", "Wav2CLIP",
               "< 2 GB", "16 kHz", "whole clip (trained on 10 s)", ("torch", "transformers", "wav2clip"),
               "audio into CLIP ViT-B/32 image space, queries through that CLIP's text tower; one clip per pass",

@@ -20,7 +20,10 @@ the checkpoints the study's models were published as, each loaded with its maint
   loaded by name (`roberta-base`), so they too must be in the HF cache.
 
 msclap pins transformers<5 and numpy<2 and laion_clap numpy<2, which conflict with this project's own
-requirements, so neither is in an extra: install one in an environment of its own to use it.
+requirements, so neither is in an extra. msclap runs here when installed without them (`pip install
+--no-deps msclap torchlibrosa`): its one transformers-5 break, `tokenizer.encode_plus` in its text
+preprocessing, is avoided by tokenising here (`MSClapModel.text_inputs`); checked on msclap 1.3.4 with
+transformers 5.24 and numpy 2.4 (tests/test_adapters_clip_style.py, skipped where msclap is absent).
 """
 
 from __future__ import annotations
@@ -136,8 +139,8 @@ class MSClapModel(_Batched):
 
         self.torch = require("torch")
         file = _checkpoint(checkpoint, "Microsoft CLAP")
-        msclap = _optional_package("msclap", "install it with `pip install msclap` in an environment of its own "
-                                              "(it pins transformers<5 and numpy<2)")
+        msclap = _optional_package("msclap", "install it without its pins, `pip install --no-deps msclap torchlibrosa` "
+                                              "(it pins transformers<5 and numpy<2, which this adapter does not need)")
         if version not in ("2022", "2023"):
             raise UserError(f"--model msclap:{checkpoint},version={version}: expected version=2022 or version=2023")
         self.options = options
@@ -151,11 +154,23 @@ class MSClapModel(_Batched):
         self.sample_rate = int(self.wrapper.args.sampling_rate)
         self.max_seconds = float(self.wrapper.args.duration)
 
+    def text_inputs(self, texts: list[str]) -> dict:
+        """msclap's preprocess_text in one batched call: GPT-2 texts end with " <|endoftext|>", every text
+        is padded to text_len (77). (msclap calls tokenizer.encode_plus, which transformers 5 removed.)"""
+        args = self.wrapper.args
+        if "gpt" in args.text_model:
+            texts = [t + " <|endoftext|>" for t in texts]
+        tokens = self.wrapper.tokenizer(texts, add_special_tokens=True, max_length=args.text_len, padding="max_length",
+                                        truncation=True, return_tensors="pt")
+        device = next(self.wrapper.clap.parameters()).device
+        return {key: tokens[key].to(device) for key in self.wrapper.token_keys}
+
     def encode_text(self, texts: list[str]) -> np.ndarray:
         out = []
         for start in self._batches(len(texts), "encode text"):
+            inputs = self.text_inputs(texts[start : start + self.options.batch_size])
             with self.torch.inference_mode():
-                out.append(self.wrapper.get_text_embeddings(texts[start : start + self.options.batch_size]).float().cpu().numpy())
+                out.append(self.wrapper._get_text_embeddings(inputs).float().cpu().numpy())
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, 0), np.float32)
 
     def encode_audio(self, paths: list[Path]) -> np.ndarray:
