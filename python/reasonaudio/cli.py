@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "compose",
     "audit",
     "export",
+    "models",
 )
 
 
