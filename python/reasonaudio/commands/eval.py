@@ -7,11 +7,15 @@ from pathlib import Path
 
 MODEL_HELP = (
     "model spec, NAME[:ARG]: clap:DIR | st:DIR | st:minilm | two-stage:CAPTIONER+RANKER "
-    "(captioner oracle | captions=FILE | qwen2audio=DIR; ranker minilm | st=DIR | bm25) | "
+    "(captioner oracle | oracle-timed | captions=FILE | qwen2audio=DIR | stepaudio=DIR; ranker minilm | st=DIR | bm25 | bge-m3=DIR | qwen3-emb=DIR) | "
     "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | random[:SEED] | oracle; "
     "the study's models (lco-omni, e5-omni, omniembed, wav2clip, msclap, stepaudio, bge-m3, qwen3-emb ...): "
     "`reasonaudio models` lists every spec"
 )
+
+
+#: Specs that embed text only: they rank captions inside `two-stage`, never audio on their own.
+TEXT_ONLY_MODELS = ("st", "minilm")
 
 
 def add_parser(subparsers) -> None:
@@ -45,6 +49,16 @@ def run(args: argparse.Namespace) -> int:
     from reasonaudio.retrieval import load_any_benchmark
     from reasonaudio.retrieval.base import ModelOptions, load_model
 
+    from reasonaudio.retrieval.base import parse_spec
+
+    name, argument = parse_spec(args.model)
+    if name in TEXT_ONLY_MODELS:
+        # refused before a 10-s model load that could only end in "cannot embed audio"
+        ranker = "minilm" if name == "minilm" else f"st={argument}"
+        raise UserError(
+            f"--model {args.model}: a text encoder cannot embed audio; use it as the ranker of a two-stage model, "
+            f"e.g. --model two-stage:oracle+{ranker}"
+        )
     if args.batch_size < 1 or args.search_batch < 1:
         raise UserError("--batch-size and --search-batch must be at least 1")
     if args.bootstrap < 0:
