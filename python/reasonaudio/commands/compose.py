@@ -103,13 +103,13 @@ def _layers(arg):
 
 
 def _build(args: argparse.Namespace) -> int:
-    from reasonaudio.compose.build import BuildConfig, build
+    from reasonaudio.compose.build import ComposeConfig, build_set
 
-    cfg = BuildConfig(cue=args.cue, task=args.task, n=args.n, snrs=tuple(args.snr), sample_rate=args.sample_rate,
+    cfg = ComposeConfig(cue=args.cue, task=args.task, n=args.n, snrs=tuple(args.snr), sample_rate=args.sample_rate,
                       seed=args.seed, cue_values=tuple(args.cue_values) if args.cue_values else None,
                       math_levels=tuple(args.math_levels), speech=args.speech, atoms=args.atoms, facts=args.facts,
                       builtin_facts=not args.no_builtin_facts)
-    manifest = build(args.out, cfg, force=args.force, progress=True)
+    manifest = build_set(args.out, cfg, force=args.force, progress=True)
     print(f"wrote {manifest['n_samples']} samples to {args.out} (cue {cfg.cue}, task {cfg.task}; "
           f"target positions {manifest['counts']['target_segment']})")
     return 0
