@@ -136,10 +136,15 @@ def evaluate(
         # Rankings stop at TOP_K (every cutoff); a first relevant clip deeper than that is located
         # by counting the clips that outrank it under the same scores.
         first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
-        for i in np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0)):
+        deep = np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0))
+        # one BLAS product for the batch's deep rows: the filter each canonical deep rank starts from
+        approx = ranker.approximate_rows(start + deep) if ranker is not None and deep.size else None
+        if ranker is not None and deep.size:
+            ranks = ranker.deep_ranks(start + deep, [relevant[start + int(i)] for i in deep], approx)
+            first[deep] = np.maximum(ranks, ranking.shape[1])
+        for i in deep if ranker is None else ():
             row = start + int(i)
-            rank = ranker.deep_rank(row, relevant[row]) if ranker is not None else deep_rank(score_matrix[row], relevant[row])
-            first[i] = max(rank, ranking.shape[1])
+            first[i] = max(deep_rank(score_matrix[row], relevant[row]), ranking.shape[1])
         per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b], first))
         first_ranks.append(np.where(first >= 0, first + 1, -1))
         ranking_parts.append(
