@@ -3,8 +3,11 @@
 A library directory holds
 
     atoms.parquet        atom_id, label, phrase, duration_s, source, license (contract section 4),
-                         plus family, sample_rate, n_samples
+                         plus family, sample_rate, n_samples, and where the library has them
+                         split (train/test) and attribution (author, original file)
     audio/<atom_id>.wav  one mono 32-bit float WAV per atom, all at one sample rate
+
+Several atoms may share a label (contract v2): they are exemplars of one class and share its phrase.
 
 In memory an `AtomLibrary` keeps all audio in one flat float32 array with uint64 offsets
 (atom i is ``audio[offsets[i]:offsets[i+1]]``), the layout the Rust renderer takes.
@@ -55,6 +58,10 @@ class AtomLibrary:
     sample_rate: int
     audio_flat: npt.NDArray[np.float32]
     offsets: npt.NDArray[np.uint64]
+    #: per atom "train", "test" or "" (none); empty list = no split column
+    splits: list[str] = field(default_factory=list)
+    #: per atom author / original-file credit; empty list = no attribution column
+    attributions: list[str] = field(default_factory=list)
     _label_index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -66,9 +73,17 @@ class AtomLibrary:
         self.offsets = np.ascontiguousarray(self.offsets, dtype=np.uint64)
         if int(self.offsets[-1]) != len(self.audio_flat) or np.any(np.diff(self.offsets.astype(np.int64)) <= 0):
             raise ValueError("offsets must increase strictly and end at len(audio_flat)")
-        self._label_index = {label: i for i, label in enumerate(self.labels)}
-        if len(self._label_index) != n:
-            raise ValueError("labels must be unique within a library")
+        for name, column in (("splits", self.splits), ("attributions", self.attributions)):
+            if column and len(column) != n:
+                raise ValueError(f"AtomLibrary {name} must be empty or describe every atom")
+        if any(s not in ("train", "test", "") for s in self.splits):
+            raise ValueError("splits must be 'train', 'test' or ''")
+        self._label_index = {}
+        phrase_of: dict[str, str] = {}
+        for i, label in enumerate(self.labels):
+            self._label_index.setdefault(label, i)
+            if phrase_of.setdefault(label, self.phrases[i]) != self.phrases[i]:
+                raise ValueError(f"exemplars of label {label!r} must share one phrase, got {phrase_of[label]!r} and {self.phrases[i]!r}")
 
     # ---- access
     def __len__(self) -> int:
@@ -84,8 +99,39 @@ class AtomLibrary:
 
     @property
     def label_to_index(self) -> dict[str, int]:
-        """Mapping label -> atom index."""
+        """Mapping label -> index of its first atom."""
         return dict(self._label_index)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self._label_index)
+
+    def exemplars(self) -> dict[str, list[int]]:
+        """Atom indices of every label's exemplars, labels in order of first appearance."""
+        groups: dict[str, list[int]] = {}
+        for i, label in enumerate(self.labels):
+            groups.setdefault(label, []).append(i)
+        return groups
+
+    def subset(self, indices: Sequence[int]) -> AtomLibrary:
+        """The atoms at ``indices`` (in that order), their audio copied."""
+        idx = list(indices)
+        if not idx:
+            raise UserError("the atom selection is empty")
+        chunks = [self.audio(i) for i in idx]
+        return AtomLibrary(
+            atom_ids=[self.atom_ids[i] for i in idx],
+            labels=[self.labels[i] for i in idx],
+            phrases=[self.phrases[i] for i in idx],
+            families=[self.families[i] for i in idx],
+            sources=[self.sources[i] for i in idx],
+            licenses=[self.licenses[i] for i in idx],
+            sample_rate=self.sample_rate,
+            audio_flat=np.concatenate(chunks),
+            offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64),
+            splits=[self.splits[i] for i in idx] if self.splits else [],
+            attributions=[self.attributions[i] for i in idx] if self.attributions else [],
+        )
 
     @property
     def durations_s(self) -> npt.NDArray[np.float64]:
@@ -94,6 +140,12 @@ class AtomLibrary:
     def to_frame(self) -> pl.DataFrame:
         """The contract's atoms.parquet table (plus family, sample_rate, n_samples)."""
         n_samples = np.diff(self.offsets.astype(np.int64))
+        extra: dict[str, list[str]] = {}
+        # v1 libraries keep exactly their v1 columns, so their benchmarks stay byte-identical
+        if self.splits:
+            extra["split"] = self.splits
+        if self.attributions:
+            extra["attribution"] = self.attributions
         return pl.DataFrame(
             {
                 "atom_id": self.atom_ids,
@@ -105,6 +157,7 @@ class AtomLibrary:
                 "family": self.families,
                 "sample_rate": pl.Series([self.sample_rate] * len(self), dtype=pl.Int64),
                 "n_samples": pl.Series(n_samples, dtype=pl.Int64),
+                **{k: pl.Series(v, dtype=pl.Utf8) for k, v in extra.items()},
             }
         )
 
@@ -152,9 +205,19 @@ class AtomLibrary:
         if table.height == 0:
             raise UserError(f"{table_path}: the library has no atoms")
         labels = table["label"].cast(pl.Utf8).to_list()
-        dupes = sorted({lb for lb in labels if labels.count(lb) > 1})
-        if dupes:
-            raise UserError(f"{table_path}: duplicate label(s) {', '.join(dupes)}; labels must be unique")
+        phrases = table["phrase"].cast(pl.Utf8).to_list()
+        phrase_of: dict[str, str] = {}
+        for row, (label, phrase) in enumerate(zip(labels, phrases)):
+            if phrase_of.setdefault(label, phrase) != phrase:
+                raise UserError(
+                    f"{table_path} row {row}: label {label!r} has phrase {phrase!r} but an earlier exemplar has "
+                    f"{phrase_of[label]!r}; exemplars of one label share its phrase"
+                )
+        splits = table["split"].cast(pl.Utf8).fill_null("").to_list() if "split" in table.columns else []
+        bad_split = next((r for r, v in enumerate(splits) if v not in ("train", "test", "")), None)
+        if bad_split is not None:
+            raise UserError(f"{table_path} row {bad_split}: split {splits[bad_split]!r}; expected 'train', 'test' or empty")
+        attributions = table["attribution"].cast(pl.Utf8).fill_null("").to_list() if "attribution" in table.columns else []
         chunks: list[np.ndarray] = []
         stored_rate: int | None = None
         for row, atom_id in enumerate(table["atom_id"].cast(pl.Utf8).to_list()):
@@ -180,13 +243,15 @@ class AtomLibrary:
         return cls(
             atom_ids=table["atom_id"].cast(pl.Utf8).to_list(),
             labels=labels,
-            phrases=table["phrase"].cast(pl.Utf8).to_list(),
+            phrases=phrases,
             families=families,
             sources=table["source"].cast(pl.Utf8).to_list(),
             licenses=table["license"].cast(pl.Utf8).to_list(),
             sample_rate=target,
             audio_flat=np.concatenate(chunks).astype(np.float32, copy=False),
             offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64),
+            splits=splits,
+            attributions=attributions,
         )
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> Path:

@@ -16,7 +16,7 @@ import polars as pl
 
 from reasonaudio.errors import UserError
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "atoms": ("atom_id", "label", "phrase", "duration_s", "source", "license"),
