@@ -6,7 +6,10 @@ Layouts (`--layout`, `auto` picks by the files present):
 * ``csv``           a labels CSV ``file,label[,phrase][,license][,attribution][,split]``, many rows per label;
 * ``fsd50k``        FSD50K as its archives unpack: FSD50K.{dev,eval}_audio/<fname>.wav,
                     FSD50K.ground_truth/{dev,eval,vocabulary}.csv, FSD50K.metadata/*_clips_info_FSD50K.json;
-                    labels propagated up the AudioSet ontology are cut back to the clip's leaf class,
+                    labels propagated up the AudioSet ontology are cut back to the clip's leaf class
+                    (from an ontology.json, or inferred: a label on a strict superset of another's
+                    clips is its ancestor; labels always together are ordered leaf first, as FSD50K
+                    writes them); a clip whose leaf is another clip's parent class is left out;
                     a clip with two leaf classes is skipped; license and uploader per clip;
                     dev clips are `train`, eval clips `test`;
 * ``esc50``         audio/*.wav (5-s clips, zero-padded after the sound) and meta/esc50.csv;
@@ -311,19 +314,31 @@ def _collect_fsd50k(src: Path, rejected: list, skipped: list, ontology: Path | N
             return a in mid_of and b in mid_of and mid_of[a] in up.get(mid_of[b], set())
     else:
         clips_of: dict[str, set[int]] = {}
+        rank: dict[tuple[str, str], int] = {}  # (a, b) -> +1 where a came after b in the first row holding both
         for i, (_, _, _, labs, _) in enumerate(rows):
-            for lab in labs:
+            for pos, lab in enumerate(labs):
                 clips_of.setdefault(lab, set()).add(i)
+                for earlier in labs[:pos]:
+                    rank.setdefault((lab, earlier), 1)
+                    rank.setdefault((earlier, lab), -1)
 
         def is_ancestor(a: str, b: str) -> bool:
-            return clips_of[b] < clips_of[a]
+            # labels always together: FSD50K writes the leaf first, then its ancestors upwards
+            return clips_of[b] < clips_of[a] or (clips_of[b] == clips_of[a] and rank.get((a, b)) == 1)
 
+    leaf_of: list[list[str]] = [[a for a in labs if not any(b != a and is_ancestor(a, b) for b in labs)] for _, _, _, labs, _ in rows]
+    single = {ls[0] for ls in leaf_of if len(ls) == 1}
     out: list[Candidate] = []
-    for (part, audio_dir, split, labels, _), fname in zip(rows, fnames):
+    for (part, audio_dir, split, labels, _), fname, leaves in zip(rows, fnames, leaf_of):
         rel = f"{audio_dir}/{fname}.wav"
-        leaves = [a for a in labels if not any(b != a and is_ancestor(a, b) for b in labels)]
         if len(leaves) != 1:
             skipped.append((rel, f"not a single-source clip: {len(leaves)} leaf classes ({', '.join(leaves)}) in {part}.csv"))
+            continue
+        # labels of one library must not be hierarchical (contract §1): a clip whose finest class is
+        # the parent of another clip's ("Dog" beside "Bark") is left out
+        children = sorted(b for b in single if b != leaves[0] and is_ancestor(leaves[0], b))
+        if children:
+            skipped.append((rel, f"hierarchical label: its finest class {leaves[0]} is a parent of {', '.join(children[:3])} (another clip's label)"))
             continue
         path = src / rel
         if not path.is_file():
