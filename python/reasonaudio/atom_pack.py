@@ -180,7 +180,7 @@ def pack_debian(
                 skipped.append((shown, f"license unknown: no stanza of /usr/share/doc/{pkg.name}/copyright covers it"))
                 continue
             license_ = spdx(para.license.synopsis)
-            holders = "; ".join(x.strip() for x in (para.copyright or "").splitlines() if x.strip())
+            holders = "; ".join(re.sub(r"\s+", " ", x).strip() for x in (para.copyright or "").splitlines() if x.strip())
             origin = para.get("Source", "") if hasattr(para, "get") else ""
             credit = holders + (f" ({origin.strip()})" if origin and origin.strip() else "")
             candidates.append(Candidate(shown, path, row["label"], row["phrase"], license_, credit, source=source))

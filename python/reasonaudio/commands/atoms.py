@@ -12,8 +12,9 @@ def _show(args: argparse.Namespace) -> int:
     from reasonaudio.atoms import AtomLibrary, contact_sheet
 
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)
-    out = contact_sheet(lib, args.out, columns=args.columns)
-    print(f"wrote {out} ({len(lib)} atoms)")
+    indices = [group[0] for group in lib.exemplars().values()] if args.one_per_label else None
+    out = contact_sheet(lib, args.out, columns=args.columns, indices=indices)
+    print(f"wrote {out} ({len(indices) if indices is not None else len(lib)} atoms)")
     return 0
 
 
@@ -63,12 +64,17 @@ def _list(args: argparse.Namespace) -> int:
     from reasonaudio.atoms import AtomLibrary
 
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)
-    rows = [(a, lb, ph, f"{d:.2f}") for a, lb, ph, d in zip(lib.atom_ids, lib.labels, lib.phrases, lib.durations_s)]
-    header = ("atom_id", "label", "phrase", "duration_s")
+    rows = [(a, lb, ph, f"{d:.2f}", lic) for a, lb, ph, d, lic in zip(lib.atom_ids, lib.labels, lib.phrases, lib.durations_s, lib.licenses)]
+    header: tuple[str, ...] = ("atom_id", "label", "phrase", "duration_s", "license")
+    if lib.splits:
+        rows = [r + (s,) for r, s in zip(rows, lib.splits)]
+        header += ("split",)
     widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(header)]
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    if lib.n_labels != len(lib):
+        print(f"{len(lib)} atoms, {lib.n_labels} labels (several exemplars per label)")
     return 0
 
 
@@ -92,6 +98,7 @@ def add_parser(subparsers) -> None:
     show.add_argument("--out", required=True, help="PNG file to write")
     show.add_argument("--columns", type=int, default=10, help="images per row (default 10)")
     show.add_argument("--sample-rate", type=_positive_rate, default=None, help="render/resample to this rate")
+    show.add_argument("--one-per-label", action="store_true", help="draw only the first exemplar of each label")
     show.set_defaults(func=_show)
 
     imp = sub.add_parser("import", help="build a library from labelled recordings (class folders, CSV, FSD50K, ESC-50, UrbanSound8K)")
