@@ -24,6 +24,7 @@ reported one by one. Phrases come from the layout's curated table (package data)
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -326,8 +327,10 @@ def _collect_fsd50k(src: Path, rejected: list, skipped: list, ontology: Path | N
             # labels always together: FSD50K writes the leaf first, then its ancestors upwards
             return clips_of[b] < clips_of[a] or (clips_of[b] == clips_of[a] and rank.get((a, b)) == 1)
 
+    is_ancestor = functools.lru_cache(maxsize=None)(is_ancestor)  # 51k clips share ~200 labels
     leaf_of: list[list[str]] = [[a for a in labs if not any(b != a and is_ancestor(a, b) for b in labs)] for _, _, _, labs, _ in rows]
-    single = {ls[0] for ls in leaf_of if len(ls) == 1}
+    single = sorted({ls[0] for ls in leaf_of if len(ls) == 1})
+    children_of = {a: [b for b in single if b != a and is_ancestor(a, b)] for a in single}
     out: list[Candidate] = []
     for (part, audio_dir, split, labels, _), fname, leaves in zip(rows, fnames, leaf_of):
         rel = f"{audio_dir}/{fname}.wav"
@@ -336,7 +339,7 @@ def _collect_fsd50k(src: Path, rejected: list, skipped: list, ontology: Path | N
             continue
         # labels of one library must not be hierarchical (contract §1): a clip whose finest class is
         # the parent of another clip's ("Dog" beside "Bark") is left out
-        children = sorted(b for b in single if b != leaves[0] and is_ancestor(leaves[0], b))
+        children = children_of[leaves[0]]
         if children:
             skipped.append((rel, f"hierarchical label: its finest class {leaves[0]} is a parent of {', '.join(children[:3])} (another clip's label)"))
             continue
