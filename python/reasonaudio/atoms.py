@@ -15,9 +15,7 @@ In memory an `AtomLibrary` keeps all audio in one flat float32 array with uint64
 
 from __future__ import annotations
 
-import csv
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -42,7 +40,6 @@ CONTRACT_COLUMNS = ("atom_id", "label", "phrase", "duration_s", "source", "licen
 TRIM_THRESHOLD_DB = -40.0
 #: A file whose peak (after mixdown) is below this is called silent.
 SILENCE_PEAK_DBFS = -80.0
-_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\- ]*$")
 
 
 @dataclass
