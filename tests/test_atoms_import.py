@@ -131,7 +131,7 @@ def test_cli_import_list_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert main(["atoms", "list", str(out)]) == 0
     listing = capsys.readouterr().out.splitlines()
-    assert listing[0].split() == ["atom_id", "label", "phrase", "duration_s"]
+    assert listing[0].split() == ["atom_id", "label", "phrase", "duration_s", "license"]
     assert listing[1].startswith("atom_000  dog_bark  dog bark")
     assert main(["atoms", "show", str(out), "--out", str(tmp_path / "s.png")]) == 0
     assert (tmp_path / "s.png").stat().st_size > 1000
