@@ -40,7 +40,7 @@ def test_missing_package_names_the_apt_line(tmp_path: Path, monkeypatch: pytest.
     assert main(["atoms", "pack", "debian", "--out", str(tmp_path / "lib")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    assert err.endswith("install with: sudo apt-get install -y minetest-data openttd-opensfx sonic-pi-samples sound-theme-freedesktop")
+    assert err.endswith("install with: sudo apt-get install -y lugaru-data minetest-data openttd-opensfx scratch sonic-pi-samples sound-theme-freedesktop")
     assert not (tmp_path / "lib").exists()
 
 

@@ -1,7 +1,8 @@
 """`reasonaudio atoms pack debian`: a library of real recordings from Debian packages, offline.
 
 The recordings and their labels are listed in a curated table shipped with reasonaudio
-(``reasonaudio/data/debian_pack.csv``: package, file, label, phrase). Each recording's license and
+(``reasonaudio/data/debian_pack.csv``: package, file, label, phrase; openttd-opensfx, minetest-data,
+sonic-pi-samples, sound-theme-freedesktop, scratch, lugaru-data). Each recording's license and
 author come from the package itself: OpenSFX names both in every sound's title inside its ``.cat``
 archive; the other packages say them in their machine-readable ``/usr/share/doc/<pkg>/copyright``
 (read with python-debian). Only licenses that allow redistribution in a benchmark are taken
@@ -56,6 +57,8 @@ PACKAGES = {
         Package("minetest-data", "/usr/share/games/minetest/games/minetest_game", "mtg/"),
         Package("sonic-pi-samples", "/usr/share/sonic-pi/samples", "etc/samples/"),
         Package("sound-theme-freedesktop", "/usr/share/sounds/freedesktop/stereo", "stereo/"),
+        Package("scratch", "/usr/share/scratch", ""),
+        Package("lugaru-data", "/usr/share/games/lugaru", "Data/"),
     )
 }
 
@@ -120,10 +123,16 @@ def read_opensfx_cat(path: Path) -> dict[str, tuple[str, str, bytes]]:
 
 
 def _copyright(package: str):
+    import logging
+    import warnings
+
     from debian.copyright import Copyright
 
     path = Path(f"/usr/share/doc/{package}/copyright")
-    with open(path, encoding="utf-8") as fh:
+    # scratch's file names an early DEP-5 URL; python-debian reads it fine but complains
+    logging.getLogger("debian.copyright").setLevel(logging.ERROR)
+    with open(path, encoding="utf-8") as fh, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         return Copyright(fh, strict=False)
 
 
