@@ -142,3 +142,17 @@ def test_validator_flags_v2_breaches(multi, tmp_path: Path) -> None:
     (bad / "manifest.json").write_text(json.dumps(manifest))
     text = validate_benchmark(bad, check_audio=False).format_text(max_examples=10)
     assert "label=bell_low occurs 3 times (format_version 1 has one atom per label" in text
+
+
+def test_saved_library_bytes_do_not_depend_on_the_clock(multi, tmp_path: Path) -> None:
+    """libsndfile stamps float WAVs with the time (PEAK chunk) unless told not to."""
+    import time
+
+    lib = AtomLibrary.load(multi[0])
+    small = lib.subset(range(3))
+    small.save(tmp_path / "a")
+    time.sleep(1.1)
+    small.save(tmp_path / "b")
+    for name in ("atoms.parquet", "audio/a00_0.wav", "audio/a00_2.wav"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert b"PEAK" not in (tmp_path / "a" / "audio" / "a00_0.wav").read_bytes()

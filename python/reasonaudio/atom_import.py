@@ -30,10 +30,11 @@ import json
 import os
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -455,7 +456,7 @@ def assemble(
     rejected: list[tuple[str, str]] | None = None,
     skipped: list[tuple[str, str]] | None = None,
     family: str = "imported",
-    progress: Callable[[int, int], None] | None = None,
+    threads: int = 0,
 ) -> ImportReport:
     """Check, load, select and write candidates as a library (the common back half of every import).
 
@@ -509,28 +510,25 @@ def assemble(
         else:
             by_label.setdefault(c.label, []).append(c)
 
-    kept: list[Candidate] = []
-    total = sum(len(v) for v in by_label.values())
-    done = 0
-    for label in sorted(by_label):
+    def take(label: str) -> tuple[list[Candidate], list[tuple[str, str]], list[tuple[str, str]]]:
+        """Load a label's candidates (in seeded order, until --per-label are kept) and split them."""
         group = sorted(by_label[label], key=lambda c: c.file)
         order = _label_rng(seed, label, 0).permutation(len(group)) if per_label else range(len(group))
         chosen: list[Candidate] = []
+        left_out: list[tuple[str, str]] = []
+        bad: list[tuple[str, str]] = []
         for k in order:
             c = group[int(k)]
             if per_label and len(chosen) >= per_label:
-                skipped.append((c.file, f"beyond --per-label {per_label}: label {label!r} has {len(group)} candidate(s)"))
+                left_out.append((c.file, f"beyond --per-label {per_label}: label {label!r} has {len(group)} candidate(s)"))
                 continue
             problem = load_candidate(c, sample_rate, min_duration_s, max_duration_s)
-            done += 1
-            if progress:
-                progress(done, total)
             if problem is None:
                 chosen.append(c)
             elif problem[0] == "length" and not lengths_are_errors:
-                skipped.append((c.file, problem[1]))
+                left_out.append((c.file, problem[1]))
             else:
-                rejected.append((c.file, problem[1]))
+                bad.append((c.file, problem[1]))
         chosen.sort(key=lambda c: c.file)
         if split_fraction is not None:
             n = len(chosen)
@@ -540,7 +538,18 @@ def assemble(
             test = set(_label_rng(seed, label, 1).permutation(n)[:n_test].tolist())
             for k, c in enumerate(chosen):
                 c.split = "test" if k in test else "train"
+        return chosen, left_out, bad
+
+    # labels load in parallel (decoding and the Rust resampler release the GIL); results are
+    # gathered in label order, so the library does not depend on the thread count
+    workers = max(1, min(threads or (os.cpu_count() or 1), len(by_label) or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(take, sorted(by_label)))
+    kept: list[Candidate] = []
+    for chosen, left_out, bad in results:
         kept += chosen
+        skipped += left_out
+        rejected += bad
 
     if rejected and not skip_bad:
         listing = "\n".join(f"  {f}: {reason}" for f, reason in rejected)
@@ -588,6 +597,7 @@ def import_atoms(
     split_fraction: float | None = None,
     seed: int = 0,
     overwrite: bool = False,
+    threads: int = 0,
 ) -> ImportReport:
     """Build a library directory at ``out`` from the recordings under ``src`` (see the module
     docstring for the layouts). Bad files (unreadable, corrupt, silent, non-finite; in folders/CSV
@@ -630,6 +640,7 @@ def import_atoms(
         min_duration_s=min_duration_s, max_duration_s=max_duration_s,
         lengths_are_errors=layout not in DATASET_LAYOUTS, per_label=per_label, exclude_license=exclude_license,
         split_fraction=split_fraction, seed=seed, overwrite=overwrite, rejected=rejected, skipped=skipped,
+        threads=threads,
     )
     if report.rejected or report.skipped:
         print(report)

@@ -261,7 +261,7 @@ class AtomLibrary:
         try:
             (tmp / "audio").mkdir()
             for i, atom_id in enumerate(self.atom_ids):
-                sf.write(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate, subtype="FLOAT")
+                _write_float_wav(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate)
             self.to_frame().write_parquet(tmp / "atoms.parquet")
             if dest.exists():
                 old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
@@ -274,6 +274,17 @@ class AtomLibrary:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return dest
+
+
+#: libsndfile's SFC_SET_ADD_PEAK_CHUNK (sndfile.h): float WAVs get a PEAK chunk stamped with the
+#: wall-clock time unless it is turned off, which would make two saves of one library differ.
+_SFC_SET_ADD_PEAK_CHUNK = 0x1050
+
+
+def _write_float_wav(path: Path, x: npt.NDArray[np.float32], sample_rate: int) -> None:
+    with sf.SoundFile(path, "w", sample_rate, 1, subtype="FLOAT", format="WAV") as fh:
+        sf._snd.sf_command(fh._file, _SFC_SET_ADD_PEAK_CHUNK, sf._ffi.NULL, 0)  # soundfile has no public switch
+        fh.write(x)
 
 
 # ------------------------------------------------------------------ import
