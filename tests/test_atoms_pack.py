@@ -94,3 +94,23 @@ def test_benchmark_on_the_pack_validates_and_credits(pack_and_bench) -> None:
     assert manifest["recordings"]["n_used"] == events["atom_id"].n_unique()
     text = (bench / "ATTRIBUTION.md").read_text()
     assert text.count("| debian:") == events["atom_id"].n_unique()
+
+
+@needs_packages
+def test_without_python_debian_the_error_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from reasonaudio.atom_pack import pack_debian
+    from reasonaudio.errors import UserError
+
+    real_import = builtins.__import__
+
+    def no_debian(name, *args, **kwargs):
+        if name.startswith("debian"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_debian)
+    with pytest.raises(UserError, match=r"pip install 'reasonaudio\[atoms\]'"):
+        pack_debian(tmp_path / "lib")
+    assert not (tmp_path / "lib").exists()

@@ -126,7 +126,10 @@ def _copyright(package: str):
     import logging
     import warnings
 
-    from debian.copyright import Copyright
+    try:
+        from debian.copyright import Copyright
+    except ImportError:
+        raise UserError("reading the packages' copyright files needs python-debian: pip install 'reasonaudio[atoms]'") from None
 
     path = Path(f"/usr/share/doc/{package}/copyright")
     # scratch's file names an early DEP-5 URL; python-debian reads it fine but complains
