@@ -32,7 +32,9 @@ from reasonaudio.errors import UserError
 
 from reasonaudio.contract import (  # noqa: F401  (re-exported: the validator's names of the contract's facts)
     BEIR_FILES,
+    ATOM_SPLITS,
     BEIR_QRELS_HEADER,
+    FORMAT_VERSIONS,
     MANIFEST_KEYS,
     PATTERNS,
     SILENCE_ABS,
@@ -50,7 +52,7 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     "layout.files": "every §4 file is present and readable",
     "layout.columns": "required columns present with sane types, no nulls",
     "layout.manifest": "manifest has format_version, tool_version, seed, sample_rate, params, counts, hashes",
-    "layout.ids": "ids unique (atom_id, label, clip_id, query_id, event, qrels pair)",
+    "layout.ids": "ids unique (atom_id, clip_id, query_id, event, qrels pair); a label's exemplars share one phrase (v2), labels unique in v1",
     "layout.references": "events -> clips/atoms (labels agree), qrels/mc -> queries/clips",
     "layout.counts": "manifest counts match the tables",
     "layout.hashes": "manifest hashes match sha256 of the files",
@@ -347,6 +349,8 @@ def _check_manifest(t: Tables, rec: _Recorder) -> None:
     for key in ("format_version", "tool_version"):
         if key in m and not isinstance(m[key], (str, int)):
             rec.violation(name, f"manifest.json: {key} should be a string, got {m[key]!r}")
+    if "format_version" in m and str(m["format_version"]) not in FORMAT_VERSIONS:
+        rec.violation(name, f"manifest.json: format_version {m['format_version']!r} is not one this validator knows ({', '.join(FORMAT_VERSIONS)})")
 
 
 def _duplicates(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
@@ -356,8 +360,10 @@ def _duplicates(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
 def _check_ids(t: Tables, rec: _Recorder) -> None:
     name = "layout.ids"
     rec.get(name)
+    if t.has("atoms"):
+        _check_exemplars(t, rec)
     keys = {
-        "atoms": [["atom_id"], ["label"]],
+        "atoms": [["atom_id"]],
         "clips": [["clip_id"], ["path"]],
         "events": [["clip_id", "event_index"]],
         "queries": [["query_id"]],
@@ -372,6 +378,29 @@ def _check_ids(t: Tables, rec: _Recorder) -> None:
                 key = ", ".join(f"{c}={row[c]}" for c in cols)
                 rec.violation(name, f"{table}.parquet: {key} occurs {row['len']} times", 0)
             rec.get(name).violations += dup.height
+
+
+def _check_exemplars(t: Tables, rec: _Recorder) -> None:
+    """Contract v2 §1: several atoms may share a label (exemplars) but then share its phrase; an
+    atom's split is train or test. A v1 benchmark keeps labels unique."""
+    name = "layout.ids"
+    atoms = t["atoms"]
+    version = str((t.manifest or {}).get("format_version", "2"))
+    if version == "1":
+        dup = _duplicates(atoms, ["label"])
+        for row in dup.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"atoms.parquet: label={row['label']} occurs {row['len']} times (format_version 1 has one atom per label; exemplars need format_version 2)", 0)
+        rec.get(name).violations += dup.height
+    if "phrase" in atoms.columns:
+        mixed = atoms.group_by("label").agg(pl.col("phrase").unique().sort().alias("phrases")).filter(pl.col("phrases").list.len() > 1).sort("label")
+        for row in mixed.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"atoms.parquet: exemplars of label {row['label']!r} have different phrases {row['phrases']}", 0)
+        rec.get(name).violations += mixed.height
+    if "split" in atoms.columns:
+        bad = atoms.with_row_index("_row").filter(pl.col("split").is_not_null() & ~pl.col("split").cast(pl.Utf8).is_in(list(ATOM_SPLITS) + [""]))
+        for row in bad.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"atoms.parquet row {row['_row']}: split {row['split']!r}; expected one of {', '.join(ATOM_SPLITS)}", 0)
+        rec.get(name).violations += bad.height
 
 
 def _check_references(t: Tables, rec: _Recorder) -> None:
@@ -632,8 +661,10 @@ def _atoms_audio_problem(t: Tables, claimed) -> str | None:
 
     if source != "procedural" and not (Path(source) / "atoms.parquet").is_file():
         return f"unverifiable: the library {source} is not on this machine"
+    from reasonaudio.exemplars import select_split
+
     try:
-        library = AtomLibrary.open(source, sample_rate=int(t.sample_rate))
+        library = select_split(AtomLibrary.open(source, sample_rate=int(t.sample_rate)), build.get("exemplar_split", "all"))
     except Exception as err:  # a library that cannot be read cannot confirm the hash
         return f"unverifiable: {source}: {err}"
     digest = hashlib.sha256(np.ascontiguousarray(library.audio_flat, dtype="<f4").tobytes()).hexdigest()
