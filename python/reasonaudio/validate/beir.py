@@ -10,6 +10,7 @@ from reasonaudio.contract import (
     BEIR_FILES,
     BEIR_QRELS_HEADER,
 )
+from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
 from reasonaudio.validate.layout import _ids
 from reasonaudio.validate.tables import Tables
@@ -18,23 +19,22 @@ from reasonaudio.validate.tables import Tables
 
 
 def _read_jsonl(path: Path, rec: _Recorder, check: str) -> list[dict] | None:
+    """Every row of a BEIR JSONL file that is an object with a string _id; each other line is a
+    violation of `check` (all of them are recorded, not only the first)."""
+    from reasonaudio.dataset import iter_jsonl
+
+    def bad(lineno: int, reason: str) -> None:
+        rec.violation(check, f"{path.name} line {lineno}: {reason}")
+
     rows = []
     try:
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as err:
-                    rec.violation(check, f"{path.name} line {lineno}: invalid JSON ({err.msg})")
-                    continue
-                if not isinstance(row, dict) or not isinstance(row.get("_id"), str):
-                    rec.violation(check, f"{path.name} line {lineno}: expected an object with a string _id")
-                    continue
-                row["_line"] = lineno
-                rows.append(row)
-    except (OSError, UnicodeDecodeError) as err:
+        for lineno, row in iter_jsonl(path, on_bad_line=bad):
+            if not isinstance(row.get("_id"), str):
+                bad(lineno, "expected an object with a string _id")
+                continue
+            row["_line"] = lineno
+            rows.append(row)
+    except (OSError, UnicodeDecodeError, UserError) as err:
         rec.violation(check, f"{path}: not readable ({err})")
         return None
     return rows
