@@ -36,6 +36,7 @@
 //! ```
 use rayon::prelude::*;
 
+use crate::cancel::Cancel;
 use crate::logic::{CompiledQuery, Constraint, Logic, LogicError, Vocabulary};
 
 /// Borrowed event columns, one entry per event. `offset` is exclusive, in the same ticks as
@@ -56,6 +57,8 @@ pub enum AnnotateError {
     Events(String),
     #[error("{0}")]
     Input(String),
+    #[error("annotation cancelled")]
+    Cancelled,
 }
 
 /// Relevant pairs as CSR: query `q`'s relevant clips are
@@ -388,9 +391,27 @@ impl EventIndex {
         queries: &[CompiledQuery],
         threads: usize,
     ) -> Result<Relevance, AnnotateError> {
+        self.annotate_cancellable(queries, threads, Cancel::NEVER)
+    }
+
+    /// [`EventIndex::annotate`] that stops with [`AnnotateError::Cancelled`] soon after `cancel`
+    /// is set (checked before each query).
+    pub fn annotate_cancellable(
+        &self,
+        queries: &[CompiledQuery],
+        threads: usize,
+        cancel: Cancel<'_>,
+    ) -> Result<Relevance, AnnotateError> {
         let run = || {
-            let per_query: Vec<Vec<u32>> =
-                queries.par_iter().map(|q| self.relevant_clips(q)).collect();
+            let per_query: Vec<Vec<u32>> = queries
+                .par_iter()
+                .map(|q| {
+                    if cancel.is_set() {
+                        return Err(AnnotateError::Cancelled);
+                    }
+                    Ok(self.relevant_clips(q))
+                })
+                .collect::<Result<_, _>>()?;
             let mut indptr = Vec::with_capacity(queries.len() + 1);
             indptr.push(0u64);
             let mut total = 0u64;
@@ -402,13 +423,13 @@ impl EventIndex {
             for v in per_query {
                 clip_indices.extend_from_slice(&v);
             }
-            Relevance {
+            Ok(Relevance {
                 indptr,
                 clip_indices,
-            }
+            })
         };
         if threads == 0 {
-            Ok(run())
+            run()
         } else {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -416,7 +437,7 @@ impl EventIndex {
                 .map_err(|e| {
                     AnnotateError::Input(format!("cannot start {threads} threads: {e}"))
                 })?;
-            Ok(pool.install(run))
+            pool.install(run)
         }
     }
 }
@@ -505,10 +526,28 @@ pub fn relevance<L: AsRef<str>, S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
     logic: &[T],
     threads: usize,
 ) -> Result<Relevance, AnnotateError> {
+    relevance_cancellable(events, n_clips, rate, labels, query_ids, logic, threads, Cancel::NEVER)
+}
+
+/// [`relevance`] that stops with [`AnnotateError::Cancelled`] soon after `cancel` is set.
+#[allow(clippy::too_many_arguments)]
+pub fn relevance_cancellable<L: AsRef<str>, S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
+    events: &Events<'_>,
+    n_clips: usize,
+    rate: f64,
+    labels: &[L],
+    query_ids: &[S],
+    logic: &[T],
+    threads: usize,
+    cancel: Cancel<'_>,
+) -> Result<Relevance, AnnotateError> {
     let vocab = Vocabulary::new(labels).map_err(AnnotateError::Input)?;
     let queries = compile_queries(&vocab, query_ids, logic)?;
     let index = EventIndex::build(events, n_clips, vocab.len(), rate)?;
-    index.annotate(&queries, threads)
+    if cancel.is_set() {
+        return Err(AnnotateError::Cancelled);
+    }
+    index.annotate_cancellable(&queries, threads, cancel)
 }
 
 #[cfg(test)]

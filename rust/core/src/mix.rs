@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::cancel::Cancel;
 use crate::wav::{self, AudioFormat, WavError};
 
 /// Default boundary fade, in milliseconds.
@@ -71,6 +72,8 @@ pub enum MixError {
         #[source]
         source: WavError,
     },
+    #[error("rendering cancelled")]
+    Cancelled,
 }
 
 /// A read-only view of the atom bank: one flat sample array plus `n_atoms + 1` offsets.
@@ -463,6 +466,23 @@ pub fn render_corpus<P: AsRef<Path> + Sync>(
     opts: &MixOptions,
     threads: usize,
 ) -> Result<Vec<ClipStats>, MixError> {
+    render_corpus_cancellable(bank, events, clip_lengths, paths, sample_rate, format, opts, threads, Cancel::NEVER)
+}
+
+/// [`render_corpus`] that stops with [`MixError::Cancelled`] soon after `cancel` is set: checked
+/// before each clip, so every file written is whole (each is written to a temporary and renamed).
+#[allow(clippy::too_many_arguments)]
+pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
+    bank: &AtomBank,
+    events: &EventColumns,
+    clip_lengths: &[i64],
+    paths: &[P],
+    sample_rate: u32,
+    format: AudioFormat,
+    opts: &MixOptions,
+    threads: usize,
+    cancel: Cancel<'_>,
+) -> Result<Vec<ClipStats>, MixError> {
     let n_clips = clip_lengths.len();
     if paths.len() != n_clips {
         return Err(MixError::PathCount(n_clips, paths.len()));
@@ -486,6 +506,9 @@ pub fn render_corpus<P: AsRef<Path> + Sync>(
         (0..n_clips)
             .into_par_iter()
             .map_init(Scratch::default, |scratch, clip| {
+                if cancel.is_set() {
+                    return Err(MixError::Cancelled);
+                }
                 let rows = bounds[clip]..bounds[clip + 1];
                 let first = rows.start;
                 let stats = render_clip_into(

@@ -15,6 +15,8 @@ use rand_pcg::Pcg64Mcg;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::cancel::Cancel;
+
 /// Every generation parameter of the planner (recorded verbatim in the manifest).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -70,6 +72,8 @@ pub enum PlanError {
     InvalidRequest(String),
     #[error("could not plan clip (key {key}) under the timing rules after {attempts} attempts: {reason}")]
     Unsatisfiable { key: u64, attempts: u32, reason: String },
+    #[error("planning cancelled")]
+    Cancelled,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,6 +269,18 @@ pub fn plan_corpus(
     n_clips: u64,
     overlap_fraction: f64,
 ) -> Result<Vec<ClipPlan>, PlanError> {
+    plan_corpus_cancellable(params, native_lengths, seed, n_clips, overlap_fraction, Cancel::NEVER)
+}
+
+/// [`plan_corpus`] that stops with [`PlanError::Cancelled`] soon after `cancel` is set (checked per clip).
+pub fn plan_corpus_cancellable(
+    params: &PlanParams,
+    native_lengths: &[i64],
+    seed: u64,
+    n_clips: u64,
+    overlap_fraction: f64,
+    cancel: Cancel<'_>,
+) -> Result<Vec<ClipPlan>, PlanError> {
     params.validate(native_lengths.len())?;
     if !(0.0..=1.0).contains(&overlap_fraction) {
         return Err(PlanError::InvalidParams(format!("overlap_fraction {overlap_fraction} is not within [0, 1]")));
@@ -273,7 +289,12 @@ pub fn plan_corpus(
     let request = ClipRequest::default();
     (0..n_clips)
         .into_par_iter()
-        .map(|i| plan_clip(params, native_lengths, seed, i, pattern_of(i, n_clips, n_overlap), &request))
+        .map(|i| {
+            if cancel.is_set() {
+                return Err(PlanError::Cancelled);
+            }
+            plan_clip(params, native_lengths, seed, i, pattern_of(i, n_clips, n_overlap), &request)
+        })
         .collect()
 }
 

@@ -16,6 +16,8 @@
 
 use rayon::prelude::*;
 
+use crate::cancel::{Cancel, Cancelled};
+
 mod dsp;
 mod synth;
 mod voices;
@@ -55,6 +57,15 @@ pub fn procedural_library(sample_rate: u32) -> Vec<ProceduralAtom> {
 /// details (hit timings, noise). Seed 0 is the default library; other seeds
 /// let tests measure how much an atom varies under re-rendering.
 pub fn procedural_library_seeded(sample_rate: u32, seed: u64) -> Vec<ProceduralAtom> {
+    procedural_library_cancellable(sample_rate, seed, Cancel::NEVER).expect("never cancelled")
+}
+
+/// [`procedural_library_seeded`] that stops soon after `cancel` is set (checked per atom).
+pub fn procedural_library_cancellable(
+    sample_rate: u32,
+    seed: u64,
+    cancel: Cancel<'_>,
+) -> Result<Vec<ProceduralAtom>, Cancelled> {
     assert!(sample_rate >= 4000, "sample_rate must be at least 4000 Hz");
     let render_rate = sample_rate.max(MIN_RENDER_RATE);
     let specs = specs();
@@ -62,20 +73,22 @@ pub fn procedural_library_seeded(sample_rate: u32, seed: u64) -> Vec<ProceduralA
     specs
         .par_iter()
         .map(|spec| {
+            if cancel.is_set() {
+                return Err(Cancelled);
+            }
             let mut synth = Synth::new(render_rate as f64, spec.duration_s, seed ^ fnv1a(spec.label));
             let raw = (spec.render)(&mut synth);
             let mut audio = finish(raw, render_rate as f64);
             if render_rate != sample_rate {
-                audio = crate::resample::resample(&audio, render_rate, sample_rate)
-                    .expect("valid rates");
+                audio = crate::resample::resample(&audio, render_rate, sample_rate).expect("valid rates");
                 audio = normalise_and_limit(audio.iter().map(|v| *v as f64).collect());
             }
-            ProceduralAtom {
+            Ok(ProceduralAtom {
                 label: spec.label.to_string(),
                 phrase: spec.phrase.to_string(),
                 family: spec.family.to_string(),
                 samples: audio,
-            }
+            })
         })
         .collect()
 }
