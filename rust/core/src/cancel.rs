@@ -62,14 +62,21 @@ mod tests {
         let audio = vec![0.1f32; 100];
         let offsets = [0u64, 100];
         let bank = mix::AtomBank::new(&audio, &offsets).unwrap();
-        let (ev_clip, ev_atom, ev_onset, ev_length, ev_gain) = ([0u32, 1], [0u32, 0], [0i64, 0], [100i64, 100], [0f32, 0.0]);
-        let cols =
-            mix::EventColumns { clip: &ev_clip, atom: &ev_atom, onset: &ev_onset, length: &ev_length, gain_db: &ev_gain };
+        let (ev_clip, ev_atom, ev_onset, ev_length, ev_gain) =
+            ([0u32, 1], [0u32, 0], [0i64, 0], [100i64, 100], [0f32, 0.0]);
+        let cols = mix::EventColumns {
+            clip: &ev_clip,
+            atom: &ev_atom,
+            onset: &ev_onset,
+            length: &ev_length,
+            gain_db: &ev_gain,
+        };
         let dir = std::env::temp_dir().join(format!("reasonaudio-cancel-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let paths = mix::numbered_paths(&dir, "c", 2, AudioFormat::Flac16);
         let opts = mix::MixOptions::from_ms(8000, 1.0, 1.0, 0.98).unwrap();
-        let out = mix::render_corpus_cancellable(&bank, &cols, &[200, 200], &paths, 8000, AudioFormat::Flac16, &opts, 1, c);
+        let out =
+            mix::render_corpus_cancellable(&bank, &cols, &[200, 200], &paths, 8000, AudioFormat::Flac16, &opts, 1, c);
         assert!(matches!(out, Err(mix::MixError::Cancelled)));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written after cancellation");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -50,7 +50,9 @@ pub enum MixError {
     Unsorted { row: usize, clip: u32, previous: u32 },
     #[error("row {row}: clip index {clip} is out of range (there are {n_clips} clips)")]
     ClipOutOfRange { row: usize, clip: u32, n_clips: usize },
-    #[error("clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)")]
+    #[error(
+        "clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)"
+    )]
     AtomOutOfRange { clip: usize, event: usize, row: usize, atom: u32, n_atoms: usize },
     #[error("clip {clip}, event {event} (row {row}): atom {atom} is empty")]
     EmptyAtom { clip: usize, event: usize, row: usize, atom: u32 },
@@ -150,7 +152,8 @@ impl MixOptions {
             }
             Ok((ms * f64::from(sample_rate) / 1000.0).round() as usize)
         };
-        let opts = Self { fade: samples("fade_ms", fade_ms)?, crossfade: samples("crossfade_ms", crossfade_ms)?, ceiling };
+        let opts =
+            Self { fade: samples("fade_ms", fade_ms)?, crossfade: samples("crossfade_ms", crossfade_ms)?, ceiling };
         opts.validate()?;
         Ok(opts)
     }
@@ -310,7 +313,8 @@ fn check_event<'a>(bank: &AtomBank<'a>, ev: &EventSpan, clip_length: i64, at: Wh
     if atom.is_empty() {
         return Err(MixError::EmptyAtom { clip, event, row, atom: ev.atom });
     }
-    let inside = ev.onset >= 0 && ev.length > 0 && ev.onset.checked_add(ev.length).is_some_and(|end| end <= clip_length);
+    let inside =
+        ev.onset >= 0 && ev.length > 0 && ev.onset.checked_add(ev.length).is_some_and(|end| end <= clip_length);
     if !inside {
         return Err(MixError::OutsideClip { clip, event, row, onset: ev.onset, length: ev.length, clip_length });
     }
@@ -388,7 +392,12 @@ fn render_clip_into(
 /// Renders one clip of `clip_length` samples from `events` (errors name it clip 0).
 ///
 /// Every event must lie inside the clip and name an existing, non-empty atom.
-pub fn render_clip(bank: &AtomBank, events: &[EventSpan], clip_length: i64, opts: &MixOptions) -> Result<Rendered, MixError> {
+pub fn render_clip(
+    bank: &AtomBank,
+    events: &[EventSpan],
+    clip_length: i64,
+    opts: &MixOptions,
+) -> Result<Rendered, MixError> {
     let curves = Curves::new(*opts)?;
     let mut scratch = Scratch::default();
     let stats = render_clip_into(bank, events.iter().copied(), clip_length, &curves, 0, 0, &mut scratch)?;

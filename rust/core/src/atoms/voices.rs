@@ -78,7 +78,16 @@ pub(super) fn bubble(s: &Synth, out: &mut [f64], at: f64, f0: f64, tau: f64, gai
 
 #[allow(clippy::too_many_arguments)]
 /// A gliding tone burst from `f_a` to `f_b` (exponential) lasting `len_s`, Hann-windowed.
-pub(super) fn chirp(s: &Synth, out: &mut [f64], at: f64, f_a: f64, f_b: f64, len_s: f64, gain: f64, partials: &[(f64, f64)]) {
+pub(super) fn chirp(
+    s: &Synth,
+    out: &mut [f64],
+    at: f64,
+    f_a: f64,
+    f_b: f64,
+    len_s: f64,
+    gain: f64,
+    partials: &[(f64, f64)],
+) {
     let start = ((at * s.sr) as usize).min(out.len());
     let len = ((len_s * s.sr) as usize).min(out.len().saturating_sub(start));
     let mut ph = 0.0f64;
@@ -100,9 +109,7 @@ pub(super) fn chirp(s: &Synth, out: &mut [f64], at: f64, f_a: f64, f_b: f64, len
 /// Engine-like pulse train: harmonics of the firing rate with a fixed random
 /// spectrum, low-passed, plus noise chopped by the firing cycle.
 pub(super) fn engine(s: &mut Synth, rate: impl Fn(f64) -> f64 + Copy, cutoff: f64, noise: f64) -> Vec<f64> {
-    let amps: Vec<(f64, f64)> = (1..=60)
-        .map(|k| (k as f64, (0.4 + 0.6 * s.u()) / (k as f64).powf(0.7)))
-        .collect();
+    let amps: Vec<(f64, f64)> = (1..=60).map(|k| (k as f64, (0.4 + 0.6 * s.u()) / (k as f64).powf(0.7))).collect();
     let body = s.osc(rate, &amps);
     let cyc = s.osc(rate, &sine());
     let nz = s.noise_band(60.0, cutoff * 2.0);

@@ -47,7 +47,11 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         let x = s.osc(f, &square(7));
         s.shape(x, |t| {
             let p = t.rem_euclid(0.5);
-            if p < 0.08 { 1.0 } else { (-(p - 0.08) / 0.15).exp().max(0.03) }
+            if p < 0.08 {
+                1.0
+            } else {
+                (-(p - 0.08) / 0.15).exp().max(0.03)
+            }
         })
     });
     atom!(v, "alarms", "electronic_bloops", "bubbly electronic bloops", 2.0, |s: &mut Synth| {

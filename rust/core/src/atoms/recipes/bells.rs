@@ -17,8 +17,9 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         struck(s, &t, &modes_at(&CHURCH_BELL, 1100.0, 0.25), 0.4)
     });
     atom!(v, "bells", "gong", "a deep shimmering gong", 3.0, |s: &mut Synth| {
-        let modes: Vec<(f64, f64, f64)> =
-            (0..40).map(|k| (80.0 * (1.0 + k as f64 * 0.37 + 0.2 * s.u()), s.range(0.8, 2.5), 1.0 / (1.0 + 0.1 * k as f64))).collect();
+        let modes: Vec<(f64, f64, f64)> = (0..40)
+            .map(|k| (80.0 * (1.0 + k as f64 * 0.37 + 0.2 * s.u()), s.range(0.8, 2.5), 1.0 / (1.0 + 0.1 * k as f64)))
+            .collect();
         let mut out = struck(s, &[0.0], &modes, 0.0);
         let roar = s.noise_band(200.0, 2500.0);
         add(&mut out, &s.shape(roar, |t| 0.05 * (-t / 1.0).exp()), 1.0);
@@ -43,7 +44,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         out
     });
     atom!(v, "bells", "triangle_ting", "a bright triangle ting", 2.1, |s: &mut Synth| {
-        let ratios: Vec<(f64, f64, f64)> = (1..12).map(|k| (k as f64 * 1.003f64.powi(k), 1.0 / (1.0 + 0.1 * k as f64), 1.0 / k as f64)).collect();
+        let ratios: Vec<(f64, f64, f64)> =
+            (1..12).map(|k| (k as f64 * 1.003f64.powi(k), 1.0 / (1.0 + 0.1 * k as f64), 1.0 / k as f64)).collect();
         let t = s.times_regular(0.35);
         struck(s, &t, &modes_at(&ratios, 1760.0, 0.8), 0.1)
     });

@@ -12,7 +12,10 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     });
     atom!(v, "buzzes", "fly_buzz", "a fly buzzing around", 3.0, |s: &mut Synth| {
         let (a, b) = (s.range(0.0, 6.0), s.range(0.0, 6.0));
-        let x = s.osc(move |t| 150.0 + 25.0 * (2.0 * PI * 0.9 * t + a).sin() + 10.0 * (2.0 * PI * 2.3 * t + b).sin(), &saw(30));
+        let x = s.osc(
+            move |t| 150.0 + 25.0 * (2.0 * PI * 0.9 * t + a).sin() + 10.0 * (2.0 * PI * 2.3 * t + b).sin(),
+            &saw(30),
+        );
         s.shape(lp(x, 2500.0, s.sr), move |t| 0.25 + 0.75 * (0.5 + 0.5 * (2.0 * PI * 0.9 * t + a).sin()))
     });
     atom!(v, "buzzes", "electric_zaps", "crackling electric zaps", 2.0, |s: &mut Synth| {

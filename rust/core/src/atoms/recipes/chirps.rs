@@ -74,10 +74,13 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         out
     });
     atom!(v, "chirps", "cartoon_boing", "a cartoon spring boing", 2.4, |s: &mut Synth| {
-        let x = s.osc(|t| {
-            let p = t.rem_euclid(0.8);
-            220.0 * (1.0 + 0.35 * (2.0 * PI * 13.0 * p).sin() * (-p / 0.4).exp())
-        }, &saw(10));
+        let x = s.osc(
+            |t| {
+                let p = t.rem_euclid(0.8);
+                220.0 * (1.0 + 0.35 * (2.0 * PI * 13.0 * p).sin() * (-p / 0.4).exp())
+            },
+            &saw(10),
+        );
         s.shape(lp(x, 2500.0, s.sr), |t| 0.1 + 0.9 * (-t.rem_euclid(0.8) / 0.35).exp())
     });
     atom!(v, "chirps", "duck_quacks", "quacking duck-like honks", 2.24, |s: &mut Synth| {

@@ -3,7 +3,8 @@ use super::*;
 
 pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "crackle", "fire_crackle", "a crackling fire", 3.0, |s: &mut Synth| {
-        let roar = sum(&[(&normalised(lp(s.brown(), 500.0, s.sr)), 1.0), (&normalised(s.noise_band(200.0, 1500.0)), 0.4)]);
+        let roar =
+            sum(&[(&normalised(lp(s.brown(), 500.0, s.sr)), 1.0), (&normalised(s.noise_band(200.0, 1500.0)), 0.4)]);
         let t = s.times_poisson(15.0);
         let g: Vec<f64> = t.iter().map(|_| s.range(0.3, 1.0)).collect();
         let pops = hp(s.bursts(&t, 0.002, Some(&g)), 800.0, s.sr);
@@ -43,7 +44,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     });
     atom!(v, "crackle", "crumpling_paper", "crumpling paper", 2.0, |s: &mut Synth| {
         let t = s.times_poisson(200.0);
-        let g: Vec<f64> = t.iter().map(|t| (0.3 + 0.7 * (2.0 * PI * 1.7 * t).sin().abs()) * s.range(0.2, 1.0)).collect();
+        let g: Vec<f64> =
+            t.iter().map(|t| (0.3 + 0.7 * (2.0 * PI * 1.7 * t).sin().abs()) * s.range(0.2, 1.0)).collect();
         let x = bp(s.bursts(&t, 0.003, Some(&g)), 3000.0, 0.8, s.sr);
         let bed = s.noise_band(1500.0, 5000.0);
         with_bed(x, &bed, -18.0)

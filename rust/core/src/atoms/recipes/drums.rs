@@ -49,7 +49,12 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     });
     atom!(v, "drums", "timpani_roll", "a rumbling timpani roll", 2.5, |s: &mut Synth| {
         let t = s.times_jittered(1.0 / 18.0, 0.15);
-        let x = struck(s, &t, &modes_at(&[(1.0, 1.0, 1.0), (1.5, 0.7, 0.5), (1.99, 0.5, 0.3), (2.44, 0.3, 0.2)], 95.0, 0.6), 0.3);
+        let x = struck(
+            s,
+            &t,
+            &modes_at(&[(1.0, 1.0, 1.0), (1.5, 0.7, 0.5), (1.99, 0.5, 0.3), (2.44, 0.3, 0.2)], 95.0, 0.6),
+            0.3,
+        );
         s.shape(x, |t| 0.6 + 0.4 * (PI * t / 2.5).sin())
     });
     atom!(v, "drums", "shaker", "a rhythmic shaker", 2.0, |s: &mut Synth| {
@@ -80,7 +85,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "drums", "cymbal_crash", "a washy cymbal crash", 3.0, |s: &mut Synth| {
         let t = s.times_regular(1.5);
         let wash = hp(s.bursts(&t, 0.6, None), 3000.0, s.sr);
-        let modes: Vec<(f64, f64, f64)> = (0..30).map(|_| (s.range(3000.0, 7000.0), s.range(0.2, 0.8), s.range(0.02, 0.08))).collect();
+        let modes: Vec<(f64, f64, f64)> =
+            (0..30).map(|_| (s.range(3000.0, 7000.0), s.range(0.2, 0.8), s.range(0.02, 0.08))).collect();
         let ring = struck(s, &t, &modes, 0.0);
         sum(&[(&wash, 1.0), (&ring, 1.0)])
     });

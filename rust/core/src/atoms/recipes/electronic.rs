@@ -3,7 +3,10 @@ use super::*;
 
 pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "electronic", "ufo_warble", "a wobbling sci-fi warble", 2.5, |s: &mut Synth| {
-        s.osc(|t| 600.0 + 250.0 * (2.0 * PI * 7.0 * t).sin() + 100.0 * (2.0 * PI * 0.5 * t).sin(), &[(1.0, 1.0), (2.0, 0.2)])
+        s.osc(
+            |t| 600.0 + 250.0 * (2.0 * PI * 7.0 * t).sin() + 100.0 * (2.0 * PI * 0.5 * t).sin(),
+            &[(1.0, 1.0), (2.0, 0.2)],
+        )
     });
     atom!(v, "electronic", "robot_bleeps", "random robotic bleeps and bloops", 2.1, |s: &mut Synth| {
         let notes: Vec<f64> = (0..30).map(|_| 300.0 * (2000.0f64 / 300.0).powf(s.u())).collect();

@@ -2,12 +2,27 @@
 use super::*;
 
 pub(super) fn push(v: &mut Vec<Spec>) {
-    atom!(v, "engines", "engine_idle", "a low engine idling rumble", 3.0, |s: &mut Synth| engine(s, |t| 26.0 + 0.8 * (2.0 * PI * 0.7 * t).sin(), 500.0, 0.3));
+    atom!(v, "engines", "engine_idle", "a low engine idling rumble", 3.0, |s: &mut Synth| engine(
+        s,
+        |t| 26.0 + 0.8 * (2.0 * PI * 0.7 * t).sin(),
+        500.0,
+        0.3
+    ));
     atom!(v, "engines", "engine_revving", "an engine revving up and down", 2.5, |s: &mut Synth| {
         engine(s, |t| 30.0 + 65.0 * (0.5 - 0.5 * (2.0 * PI * t / 2.5).cos()), 1500.0, 0.3)
     });
-    atom!(v, "engines", "moped_engine", "a high-pitched buzzing moped engine", 2.5, |s: &mut Synth| engine(s, |t| 110.0 + 3.0 * (2.0 * PI * 0.5 * t).sin(), 3500.0, 0.2));
-    atom!(v, "engines", "diesel_truck", "a heavy diesel truck rumble", 3.0, |s: &mut Synth| engine(s, |_| 16.0, 350.0, 0.8));
+    atom!(v, "engines", "moped_engine", "a high-pitched buzzing moped engine", 2.5, |s: &mut Synth| engine(
+        s,
+        |t| 110.0 + 3.0 * (2.0 * PI * 0.5 * t).sin(),
+        3500.0,
+        0.2
+    ));
+    atom!(v, "engines", "diesel_truck", "a heavy diesel truck rumble", 3.0, |s: &mut Synth| engine(
+        s,
+        |_| 16.0,
+        350.0,
+        0.8
+    ));
     atom!(v, "engines", "mains_hum", "a low electrical mains hum", 2.0, |s: &mut Synth| {
         // Mains hum: 50 Hz plus the buzzy odd harmonics of magnetised iron.
         let mut h = vec![(1.0, 1.0), (2.0, 0.6)];

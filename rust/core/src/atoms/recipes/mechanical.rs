@@ -38,7 +38,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "mechanical", "metal_clanks", "clanking metal", 2.5, |s: &mut Synth| {
         let mut out = s.zeros();
         for t in s.times_jittered(0.16, 0.4) {
-            let modes: Vec<(f64, f64, f64)> = (0..8).map(|_| (s.range(300.0, 4000.0), s.range(0.1, 0.3), s.range(0.2, 1.0))).collect();
+            let modes: Vec<(f64, f64, f64)> =
+                (0..8).map(|_| (s.range(300.0, 4000.0), s.range(0.1, 0.3), s.range(0.2, 1.0))).collect();
             s.strike(&mut out, t, &modes, 1.0);
         }
         out

@@ -112,10 +112,12 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         for t in s.times_regular(0.5) {
             for m in [48.0, 55.0, 60.0, 63.0, 67.0] {
                 let f = midi(m);
-                let modes: Vec<(f64, f64, f64)> = (1..10).map(|k| {
-                    let k = k as f64;
-                    (f * k * (1.0 + 0.0004 * k * k).sqrt(), 0.8 / k.sqrt(), 1.0 / k)
-                }).collect();
+                let modes: Vec<(f64, f64, f64)> = (1..10)
+                    .map(|k| {
+                        let k = k as f64;
+                        (f * k * (1.0 + 0.0004 * k * k).sqrt(), 0.8 / k.sqrt(), 1.0 / k)
+                    })
+                    .collect();
                 s.strike(&mut out, t, &modes, 1.0);
             }
         }

@@ -31,7 +31,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "phone", "dtmf_dialing", "touch-tone keypad dialing", 1.56, |s: &mut Synth| {
         let rows = [697.0, 770.0, 852.0, 941.0];
         let cols = [1209.0, 1336.0, 1477.0];
-        let digits: Vec<(f64, f64)> = (0..12).map(|_| (rows[(s.u() * 4.0) as usize % 4], cols[(s.u() * 3.0) as usize % 3])).collect();
+        let digits: Vec<(f64, f64)> =
+            (0..12).map(|_| (rows[(s.u() * 4.0) as usize % 4], cols[(s.u() * 3.0) as usize % 3])).collect();
         let d2 = digits.clone();
         let a = s.osc(move |t| digits[((t / 0.13) as usize).min(11)].0, &sine());
         let b = s.osc(move |t| d2[((t / 0.13) as usize).min(11)].1, &sine());
@@ -39,7 +40,18 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     });
     atom!(v, "phone", "modem_screech", "a dial-up modem screech", 3.0, |s: &mut Synth| {
         let syms: Vec<f64> = (0..1000).map(|_| if s.u() < 0.5 { 1200.0 } else { 2200.0 }).collect();
-        let fsk = s.osc(move |t| if t < 0.6 { 2100.0 } else if t < 1.2 { 900.0 + 1500.0 * ((t - 0.6) / 0.6) } else { syms[((t * 300.0) as usize) % 1000] }, &sine());
+        let fsk = s.osc(
+            move |t| {
+                if t < 0.6 {
+                    2100.0
+                } else if t < 1.2 {
+                    900.0 + 1500.0 * ((t - 0.6) / 0.6)
+                } else {
+                    syms[((t * 300.0) as usize) % 1000]
+                }
+            },
+            &sine(),
+        );
         let nz = s.noise_band(500.0, 4000.0);
         let nz = s.shape(nz, |t| if t < 1.2 { 0.05 } else { 0.5 });
         sum(&[(&fsk, 1.0), (&nz, 0.6)])

@@ -26,8 +26,10 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         let x = s.osc(|t| 1350.0 / 3f64.powf(t / 2.5), &square(7));
         lp(x, 3500.0, s.sr)
     });
-    atom!(v, "sirens", "sweep_up", "a pure tone sweeping upward", 2.0, |s: &mut Synth| s.osc(Synth::expo(150.0, 5000.0, 2.0), &sine()));
-    atom!(v, "sirens", "sweep_down", "a pure tone sweeping downward", 2.0, |s: &mut Synth| s.osc(Synth::expo(5000.0, 150.0, 2.0), &sine()));
+    atom!(v, "sirens", "sweep_up", "a pure tone sweeping upward", 2.0, |s: &mut Synth| s
+        .osc(Synth::expo(150.0, 5000.0, 2.0), &sine()));
+    atom!(v, "sirens", "sweep_down", "a pure tone sweeping downward", 2.0, |s: &mut Synth| s
+        .osc(Synth::expo(5000.0, 150.0, 2.0), &sine()));
     atom!(v, "sirens", "warble_tone", "a rapidly warbling electronic tone", 1.5, |s: &mut Synth| {
         s.osc(|t| 1000.0 + 250.0 * (2.0 * PI * 12.0 * t).sin(), &triangle(7))
     });

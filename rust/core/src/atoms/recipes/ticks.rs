@@ -18,7 +18,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     });
     atom!(v, "ticks", "door_knock", "knocking on a wooden door", 2.16, |s: &mut Synth| {
         let t: Vec<f64> = s.times_regular(0.72).into_iter().flat_map(|c| [c, c + 0.14, c + 0.28]).collect();
-        let body = struck(s, &t, &[(110.0, 0.06, 1.0), (220.0, 0.04, 0.7), (410.0, 0.03, 0.5), (650.0, 0.02, 0.3)], 0.1);
+        let body =
+            struck(s, &t, &[(110.0, 0.06, 1.0), (220.0, 0.04, 0.7), (410.0, 0.03, 0.5), (650.0, 0.02, 0.3)], 0.1);
         let tap = lp(s.bursts(&t, 0.01, None), 1500.0, s.sr);
         let room = lp(s.bursts(&t, 0.15, None), 600.0, s.sr);
         let x = sum(&[(&body, 1.0), (&tap, 0.5), (&room, 0.06)]);
@@ -65,7 +66,8 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     });
     atom!(v, "ticks", "hammering_nail", "hammering a nail", 2.0, |s: &mut Synth| {
         let t = s.times_regular(0.33);
-        let ring = struck(s, &t, &[(2100.0, 0.15, 1.0), (3300.0, 0.1, 0.6), (5200.0, 0.06, 0.3), (150.0, 0.03, 0.8)], 0.1);
+        let ring =
+            struck(s, &t, &[(2100.0, 0.15, 1.0), (3300.0, 0.1, 0.6), (5200.0, 0.06, 0.3), (150.0, 0.03, 0.8)], 0.1);
         let bed = s.noise_band(1500.0, 4000.0);
         with_bed(ring, &bed, -28.0)
     });

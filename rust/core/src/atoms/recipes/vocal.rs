@@ -17,7 +17,9 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "vocal", "throat_drone", "a raspy throat-singing drone", 3.0, |s: &mut Synth| {
         let src = s.osc(|_| 90.0, &saw(80));
         let mut whistle = src.clone();
-        filter_sweep(&mut whistle, Kind::Band, s.sr, 20.0, |t| 1200.0 + 600.0 * (0.5 - 0.5 * (2.0 * PI * t / 3.0).cos()));
+        filter_sweep(&mut whistle, Kind::Band, s.sr, 20.0, |t| {
+            1200.0 + 600.0 * (0.5 - 0.5 * (2.0 * PI * t / 3.0).cos())
+        });
         let body = formants(s, &src, &[(500.0, 3.0, 1.0), (1500.0, 5.0, 0.3)]);
         sum(&[(&normalised(body), 1.0), (&normalised(whistle), 0.8)])
     });

@@ -3,9 +3,21 @@ use super::*;
 
 pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "whistles", "whistle_high", "a steady high whistle", 2.0, |s: &mut Synth| whistle(s, |_| 2600.0, 0.05));
-    atom!(v, "whistles", "whistle_vibrato", "a high whistle with vibrato", 2.0, |s: &mut Synth| whistle(s, vibrato(2000.0, 0.045, 6.0), 0.05));
-    atom!(v, "whistles", "slide_whistle_up", "a slide whistle rising in pitch", 1.8, |s: &mut Synth| whistle(s, Synth::expo(600.0, 2400.0, 1.8), 0.08));
-    atom!(v, "whistles", "slide_whistle_down", "a slide whistle falling in pitch", 1.8, |s: &mut Synth| whistle(s, Synth::expo(2400.0, 600.0, 1.8), 0.08));
+    atom!(v, "whistles", "whistle_vibrato", "a high whistle with vibrato", 2.0, |s: &mut Synth| whistle(
+        s,
+        vibrato(2000.0, 0.045, 6.0),
+        0.05
+    ));
+    atom!(v, "whistles", "slide_whistle_up", "a slide whistle rising in pitch", 1.8, |s: &mut Synth| whistle(
+        s,
+        Synth::expo(600.0, 2400.0, 1.8),
+        0.08
+    ));
+    atom!(v, "whistles", "slide_whistle_down", "a slide whistle falling in pitch", 1.8, |s: &mut Synth| whistle(
+        s,
+        Synth::expo(2400.0, 600.0, 1.8),
+        0.08
+    ));
     atom!(v, "whistles", "referee_whistle", "a trilling referee whistle", 1.5, |s: &mut Synth| {
         let x = whistle(s, |t| 3000.0 + 150.0 * (2.0 * PI * 30.0 * t).sin().signum(), 0.15);
         s.shape(x, |t| 0.6 + 0.4 * (2.0 * PI * 30.0 * t).sin())
@@ -14,7 +26,11 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         let x = whistle(s, vibrato(3400.0, 0.01, 3.0), 0.4);
         s.shape(x, |t| 0.8 + 0.2 * (2.0 * PI * 0.8 * t).sin())
     });
-    atom!(v, "whistles", "whistle_low", "a low breathy whistle", 2.0, |s: &mut Synth| whistle(s, vibrato(750.0, 0.01, 4.0), 0.5));
+    atom!(v, "whistles", "whistle_low", "a low breathy whistle", 2.0, |s: &mut Synth| whistle(
+        s,
+        vibrato(750.0, 0.01, 4.0),
+        0.5
+    ));
     atom!(v, "whistles", "wolf_whistle", "a two-note wolf whistle", 2.4, |s: &mut Synth| {
         let f = |t: f64| {
             let p = t.rem_euclid(1.2);

@@ -4,12 +4,16 @@ use super::*;
 pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "wind", "wind_howl_low", "a low howling wind", 3.5, |s: &mut Synth| {
         let mut x = s.white();
-        filter_sweep(&mut x, Kind::Band, s.sr, 6.0, |t| 350.0 + 150.0 * (2.0 * PI * 0.4 * t).sin() + 60.0 * (2.0 * PI * 1.1 * t).sin());
+        filter_sweep(&mut x, Kind::Band, s.sr, 6.0, |t| {
+            350.0 + 150.0 * (2.0 * PI * 0.4 * t).sin() + 60.0 * (2.0 * PI * 1.1 * t).sin()
+        });
         s.shape(x, |t| 0.6 + 0.4 * (2.0 * PI * 0.3 * t).sin())
     });
     atom!(v, "wind", "wind_whistle_high", "a high whistling wind", 3.5, |s: &mut Synth| {
         let mut x = s.white();
-        filter_sweep(&mut x, Kind::Band, s.sr, 12.0, |t| 1800.0 + 500.0 * (2.0 * PI * 0.35 * t).sin() + 150.0 * (2.0 * PI * 1.3 * t).sin());
+        filter_sweep(&mut x, Kind::Band, s.sr, 12.0, |t| {
+            1800.0 + 500.0 * (2.0 * PI * 0.35 * t).sin() + 150.0 * (2.0 * PI * 1.3 * t).sin()
+        });
         s.shape(x, |t| 0.6 + 0.4 * (2.0 * PI * 0.4 * t).sin())
     });
     atom!(v, "wind", "breeze_rustle", "a soft rustling breeze", 3.0, |s: &mut Synth| {
