@@ -3,6 +3,7 @@
 // pyo3 0.22's `import_exception_bound!` tests a `gil-refs` feature this crate does not declare.
 #![allow(unexpected_cfgs)]
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -59,27 +60,34 @@ where
     let cancel = AtomicBool::new(false);
     py.allow_threads(|| {
         std::thread::scope(|scope| {
-            let caller = std::thread::current();
+            let (done, result) = mpsc::channel();
             let cancel = &cancel;
             let worker = scope.spawn(move || {
-                let out = work(cancel);
-                caller.unpark();
-                out
+                // A closed channel means the caller already gave up on the result.
+                let _ = done.send(work(cancel));
             });
             let mut interrupt = None;
-            while !worker.is_finished() {
-                std::thread::park_timeout(SIGNAL_POLL);
-                if interrupt.is_none() && !worker.is_finished() {
-                    if let Err(err) = Python::with_gil(|py| py.check_signals()) {
-                        cancel.store(true, Ordering::Relaxed);
-                        interrupt = Some(err);
+            let out = loop {
+                match result.recv_timeout(SIGNAL_POLL) {
+                    Ok(out) => break Some(out),
+                    // The worker panicked: `join` below hands the panic on.
+                    Err(RecvTimeoutError::Disconnected) => break None,
+                    Err(RecvTimeoutError::Timeout) if interrupt.is_none() => {
+                        if let Err(err) = Python::with_gil(|py| py.check_signals()) {
+                            cancel.store(true, Ordering::Relaxed);
+                            interrupt = Some(err);
+                        }
                     }
+                    Err(RecvTimeoutError::Timeout) => {}
                 }
+            };
+            if let Err(panic) = worker.join() {
+                std::panic::resume_unwind(panic);
             }
-            let out = worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            match interrupt {
-                Some(err) => Err(err),
-                None => Ok(out),
+            match (interrupt, out) {
+                (Some(err), _) => Err(err),
+                (None, Some(out)) => Ok(out),
+                (None, None) => unreachable!("the worker either sends its result or panics"),
             }
         })
     })
