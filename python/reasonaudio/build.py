@@ -11,9 +11,7 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,8 +20,10 @@ import numpy as np
 import polars as pl
 
 from reasonaudio import _core
-from reasonaudio.dataset import FORMAT_VERSION, TASKS
+from reasonaudio.contract import FORMAT_VERSION, FORMAT_VERSION_ONE_EXEMPLAR, TASKS
 from reasonaudio.errors import UserError
+from reasonaudio.outputs import output_directory
+from reasonaudio.exemplars import LabelView, recordings_used, select_split, write_attribution
 from reasonaudio.annotate import positive_labels
 from reasonaudio.queries import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
 
@@ -49,6 +49,7 @@ class BuildConfig:
     threads: int = 0
     min_hard_negatives: int = 1  # per query; more than one makes ranking metrics harder for mention-matchers
     plan: dict = field(default_factory=dict)  # overrides of the Rust planner's parameters
+    exemplar_split: str = "all"  # build from the library's "test" (or "train") exemplars only
 
     def check(self) -> None:
         if self.clips < 1:
@@ -414,44 +415,30 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _check_out(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise UserError(f"{out}: directory is not empty (pass --force to replace it)")
-
-
-def _prepare_out(out: Path, force: bool) -> Path:
-    _check_out(out, force)  # again: the directory may have changed while the corpus was planned
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-
-
-def _commit(tmp: Path, out: Path) -> None:
-    if out.exists():
-        trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        out.rename(trash / "old")
-        tmp.rename(out)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        tmp.rename(out)
-
-
 def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = False, progress: bool = True) -> Path:
     """Build a whole benchmark into `out`; returns its path. Deterministic in `config`."""
+    config = config or BuildConfig()
+    config.check()
+    out = Path(out)
+    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
+    with output_directory(out, "benchmark", inputs=library_inputs, force=force) as tmp:
+        _build_into(tmp, config, progress)
+    return out
+
+
+def _build_into(tmp: Path, config: BuildConfig, progress: bool) -> None:
+    """Plan, render and write a benchmark into the (empty, temporary) directory `tmp`."""
     from tqdm.auto import tqdm
 
     from reasonaudio.atoms import AtomLibrary
 
-    config = config or BuildConfig()
-    config.check()
-    out = Path(out)
-    _check_out(out, force)
     t0 = time.perf_counter()
-    library = AtomLibrary.open(config.atoms, sample_rate=config.sample_rate)
-    labels = list(library.labels)
+    library = select_split(AtomLibrary.open(config.atoms, sample_rate=config.sample_rate), config.exemplar_split)
+    # planning, queries and relevance work on labels; exemplars are drawn at the end (exemplars.py)
+    label_view = LabelView.of(library)
+    labels = label_view.labels
     audio, offsets = library.flat()
-    natives = np.diff(offsets.astype(np.int64))
+    natives = label_view.natives
     params_json, thresholds = config.plan_params(len(labels))
     quiet = _inaudible_atoms(library, json.loads(params_json))
     if quiet:
@@ -485,7 +472,7 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
     views = Corpus(cols).views()
 
     def draw(per_task: int, tasks: list[str]) -> list[QuerySpec]:
-        generator = QueryGenerator(views, labels, list(library.phrases), config.sample_rate, list(thresholds), config.seed)
+        generator = QueryGenerator(views, labels, label_view.phrases, config.sample_rate, list(thresholds), config.seed)
         return [generator.generate(task, j) for task in tasks for j in range(per_task)]
 
     def pair_up(specs: list[QuerySpec]) -> _Pairs:
@@ -529,55 +516,49 @@ def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = F
         )
     query_ids = [f"{s.task}_{j % max(per_task, 1):04d}" for j, s in enumerate(specs)]
     corpus = pairs.corpus
-    final = corpus.columns()
+    final = label_view.draw(corpus.columns(), config.seed)
     rel = pairs.relevant
     positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
     t_plan = time.perf_counter() - t0
 
-    tmp = _prepare_out(out, force)
-    try:
-        ext = AUDIO_FORMATS[config.audio_format]
-        rel_paths = [f"audio/{cid}{ext}" for cid in clip_ids]
-        (tmp / "audio").mkdir()
-        peaks = np.zeros(n, np.float64)
-        gains = np.zeros(n, np.float64)
-        ptr = final["clip_event_ptr"].astype(np.int64)
-        chunk = 512
-        with tqdm(total=n, desc="render", unit="clip", disable=not progress) as bar:
-            for lo in range(0, n, chunk):
-                hi = min(n, lo + chunk)
-                e0, e1 = ptr[lo], ptr[hi]
-                res = _core.render_corpus(
-                    audio,
-                    offsets,
-                    (final["ev_clip"][e0:e1] - lo).astype(np.uint32),
-                    final["ev_atom"][e0:e1].astype(np.uint32),
-                    final["ev_onset"][e0:e1].astype(np.int64),
-                    final["ev_length"][e0:e1].astype(np.int64),
-                    final["ev_gain_db"][e0:e1].astype(np.float32),
-                    final["clip_length"][lo:hi].astype(np.int64),
-                    [str(tmp / p) for p in rel_paths[lo:hi]],
-                    config.sample_rate,
-                    format=config.audio_format,
-                    threads=config.worker_threads,
-                )
-                peaks[lo:hi] = res["peak"]
-                gains[lo:hi] = res["gain"]
-                bar.update(hi - lo)
-        t_render = time.perf_counter() - t0 - t_plan
-        manifest = _write_tables(
-            tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
-            specs, query_ids, rel, positives, negatives, planned, hard_counts, audio,
-        )
-        if progress:
-            # timings stay out of the manifest: it must be byte-identical across runs
-            print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
-        _write_json(tmp / "manifest.json", manifest)
-        _commit(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    ext = AUDIO_FORMATS[config.audio_format]
+    rel_paths = [f"audio/{cid}{ext}" for cid in clip_ids]
+    (tmp / "audio").mkdir()
+    peaks = np.zeros(n, np.float64)
+    gains = np.zeros(n, np.float64)
+    ptr = final["clip_event_ptr"].astype(np.int64)
+    chunk = 512
+    with tqdm(total=n, desc="render", unit="clip", disable=not progress) as bar:
+        for lo in range(0, n, chunk):
+            hi = min(n, lo + chunk)
+            e0, e1 = ptr[lo], ptr[hi]
+            res = _core.render_corpus(
+                audio,
+                offsets,
+                (final["ev_clip"][e0:e1] - lo).astype(np.uint32),
+                final["ev_atom"][e0:e1].astype(np.uint32),
+                final["ev_onset"][e0:e1].astype(np.int64),
+                final["ev_length"][e0:e1].astype(np.int64),
+                final["ev_gain_db"][e0:e1].astype(np.float32),
+                final["clip_length"][lo:hi].astype(np.int64),
+                [str(tmp / p) for p in rel_paths[lo:hi]],
+                config.sample_rate,
+                format=config.audio_format,
+                threads=config.worker_threads,
+            )
+            peaks[lo:hi] = res["peak"]
+            gains[lo:hi] = res["gain"]
+            bar.update(hi - lo)
+    t_render = time.perf_counter() - t0 - t_plan
+    manifest = _write_tables(
+        tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
+        specs, query_ids, rel, positives, negatives, planned, hard_counts, audio,
+    )
+    if progress:
+        # timings stay out of the manifest: it must be byte-identical across runs
+        print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
+    write_attribution(tmp, library, final["ev_atom"])
+    _write_json(tmp / "manifest.json", manifest)
 
 
 def _write_json(path: Path, obj) -> None:
@@ -725,13 +706,17 @@ def _write_tables(
     hashes["atoms_audio"] = hashlib.sha256(np.ascontiguousarray(atom_audio, dtype="<f4").tobytes()).hexdigest()
     for rel_name in ("beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv"):
         hashes[rel_name] = _sha256(root / rel_name)
+    # A library with one exemplar per label and no split/attribution is a v1 benchmark: it keeps its
+    # v1 manifest byte for byte (a v1 benchmark is a valid v2 one).
+    v2 = bool(library.splits or library.attributions) or library.n_labels != len(library)
+    extra = {"recordings": recordings_used(library, atom)} if v2 else {}
     return {
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if v2 else FORMAT_VERSION_ONE_EXEMPLAR,
         "tool_version": __version__,
         "seed": config.seed,
         "sample_rate": sr,
         "params": {
-            "build": {k: v for k, v in asdict(config).items() if k not in ("threads",)},
+            "build": {k: v for k, v in asdict(config).items() if k not in ("threads",) and not (k == "exemplar_split" and not v2)},
             "plan": params,
             "duration_thresholds_s": thresholds,
             "margin_s": params["margin_s"],
@@ -741,6 +726,7 @@ def _write_tables(
         "counts": counts,
         "hashes": hashes,
         "hash_scheme": "sha256 of file bytes; atoms_audio = sha256 of the atom bank as little-endian float32",
+        **extra,
     }
 
 

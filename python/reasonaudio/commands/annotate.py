@@ -35,6 +35,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--sample-rate", type=int, default=None, help="sample rate for onset_sample/offset_sample")
     parser.add_argument("--threads", type=int, default=0, help="worker threads (0 = all cores)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     parser.set_defaults(func=run)
 
 
@@ -62,15 +63,24 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.annotate import read_events, read_queries, relevance_csr, write_qrels
 
+    from reasonaudio.outputs import check_not_an_input
+
     if args.threads < 0:
         raise UserError("--threads must be >= 0")
+    inputs = [p for p in (args.events, args.queries, args.clips) if p is not None]
+    check_not_an_input(args.out, inputs)
+    if args.out.exists() and not args.force:
+        raise UserError(f"{args.out}: exists; pass --force to replace it")
     started = time.perf_counter()
     events = read_events(args.events)
     queries = read_queries(args.queries)
     clip_ids, clips_path = _corpus_clip_ids(args)
     csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
-    out = write_qrels(csr.to_frame(), args.out)
+    out = write_qrels(csr.to_frame(), args.out, inputs=inputs, force=args.force)
     counts = csr.counts()
+    without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
+    if without:
+        print(f"note: {without} clip(s) of the corpus have no event (listed without events, or only in --clips)")
     corpus = f" (corpus from {clips_path})" if clips_path is not None else ""
     print(
         f"{len(csr.query_ids)} queries x {len(csr.clip_ids)} clips{corpus}, {events.height} events: "
