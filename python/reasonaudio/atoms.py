@@ -16,9 +16,7 @@ In memory an `AtomLibrary` keeps all audio in one flat float32 array with uint64
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
