@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "eval",
     "report",
     "compose",
+    "detect",
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 MODEL_HELP = (
     "model spec, NAME[:ARG]: clap:DIR | st:DIR | st:minilm | two-stage:CAPTIONER+RANKER "
     "(captioner oracle | captions=FILE | qwen2audio=DIR; ranker minilm | st=DIR | bm25) | "
-    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | random[:SEED] | oracle"
+    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | detect:LIB_OR_MODEL | random[:SEED] | oracle"
 )
 
 
