@@ -41,6 +41,9 @@ class MixtureSource:
         self.hop_out = hop_out  # samples per output frame
         self.overlap_fraction = overlap_fraction
         params = {**json.loads(_core.plan_params_default()), **(plan or {}), "sample_rate": self.sr, "max_clip_s": max_clip_s}
+        # a label occurs at most once per clip, so a small library caps the events per clip
+        params["max_events"] = min(params["max_events"], len(library))
+        params["min_events"] = min(params["min_events"], params["max_events"])
         self.params_json, _ = _core.plan_params_check(json.dumps(params), len(library))
 
     def plans(self, n: int, seed: int) -> dict[str, np.ndarray]:

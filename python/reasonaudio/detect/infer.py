@@ -137,7 +137,10 @@ def detect(
         current.append(int(i))
     if current:
         batches.append(current)
+    from reasonaudio.detect.train import torch_threads
+
     threads = torch.get_num_threads()
+    torch.set_num_threads(torch_threads())
     with torch.inference_mode(), tqdm(total=n, desc="detect", unit="clip", disable=not progress) as bar:
         for batch in batches:
             waves = [read_mono(paths[i], sr)[0] for i in batch]
