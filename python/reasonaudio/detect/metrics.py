@@ -7,6 +7,7 @@
 - PSDS (DCASE 2021 scenario 1: DTC = GTC = 0.7, alpha_ST = 1, max eFPR 100/h) of the median-filtered
   frame probabilities, threshold-free.
 Per label and overall (micro over events/segments, macro over labels that occur in the truth).
+The library takes only labels with true events, so detections of other labels are counted apart.
 """
 
 from __future__ import annotations
@@ -112,11 +113,13 @@ def sed_metrics(index, truth: pl.DataFrame, *, psds: bool = True) -> dict:
     if not truth_classes:
         raise UserError("no true events for the detected clips: SED metrics need a benchmark with events.parquet")
     table = index.table()
-    # every label either side, so that false detections of absent labels count against precision
-    classes = sorted(set(truth_classes) | set(table["label"].to_list()))
+    # sed_scores_eval refuses a class without true events, so detections of labels absent from
+    # the truth are left out of the F1s and counted on their own (detected_events_of_absent_labels)
+    classes = truth_classes
+    absent = sorted(set(table["label"].to_list()) - set(truth_classes))
     gt = _ground_truth(truth, index.clip_ids, set(classes))
     durations = {cid: float(d) for cid, d in zip(index.clip_ids, index.durations_s)}
-    ev_scores = _event_scores(index, table, classes, create)
+    ev_scores = _event_scores(index, table.filter(~pl.col("label").is_in(absent)), classes, create)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f, p, r, stats = sse.collar_based.fscore(
@@ -129,18 +132,16 @@ def sed_metrics(index, truth: pl.DataFrame, *, psds: bool = True) -> dict:
         if psds and index.scores is not None:
             pos = {lab: i for i, lab in enumerate(index.labels)}
             frame = _frame_scores(index, truth_classes, [pos[c] for c in truth_classes], create)
-            gt_truth = {cid: [e for e in evs if e[2] in set(truth_classes)] for cid, evs in gt.items()}
             psds_value, *_ = sse.intersection_based.psds(
-                frame, gt_truth, durations, dtc_threshold=0.7, gtc_threshold=0.7, cttc_threshold=None,
+                frame, gt, durations, dtc_threshold=0.7, gtc_threshold=0.7, cttc_threshold=None,
                 alpha_ct=0.0, alpha_st=1.0, max_efpr=100.0,
             )
-    false_labels = sorted(set(classes) - set(truth_classes))
     return {
         "library": "sed_scores_eval",
         "clips": len(index.clip_ids),
         "true_events": truth.height,
         "detected_events": table.height,
-        "detected_events_of_absent_labels": int(table.filter(pl.col("label").is_in(false_labels)).height),
+        "detected_events_of_absent_labels": int(table.filter(pl.col("label").is_in(absent)).height),
         "event_based": {"onset_collar_s": COLLAR_S, "offset_collar_rate": OFFSET_COLLAR_RATE, **event_based},
         "segment_based": {"segment_s": SEGMENT_S, **segment_based},
         "psds1": None if psds_value is None else round(float(psds_value), 4),
