@@ -94,6 +94,17 @@ def main() -> int:
     top1 = res.rankings.filter(pl.col("rank") == 1)
     acc_cases = [(tasks[qid_pos[q]], logics[qid_pos[q]], c, True)
                  for q, c, rel in top1.select("query_id", "clip_id", "relevant").iter_rows() if not rel and logics[qid_pos[q]]]
+    # ... and why the best-ranked relevant clip of each missed query was not on top
+    clip_pos = {c: i for i, c in enumerate(clip_ids)}
+    relevant = bench.qrels.group_by("query_id").agg(pl.col("clip_id"))
+    rel_of = dict(zip(relevant["query_id"].to_list(), relevant["clip_id"].to_list()))
+    best_rel_cases = []
+    for q, rel in top1.select("query_id", "relevant").iter_rows():
+        if rel or not logics[qid_pos[q]] or q not in rel_of:
+            continue
+        row = qid_pos[q]
+        best = max(rel_of[q], key=lambda c: scores[row, clip_pos[c]])
+        best_rel_cases.append((tasks[row], logics[row], best, False))
     pair_cases = []
     for row in res.two_option_pairs.iter_rows(named=True):
         if row["positive_score"] > row["negative_score"]:
@@ -104,7 +115,8 @@ def main() -> int:
             pair_cases.append((row["task"], lg, row["positive_clip_id"], False))
     detected = index.table()
     errors = {
-        "acc@1_misses": attribute(bench.events, detected, clip_ids, acc_cases),
+        "acc@1_misses_top_clip": attribute(bench.events, detected, clip_ids, acc_cases),
+        "acc@1_misses_best_relevant_clip": attribute(bench.events, detected, clip_ids, best_rel_cases),
         "two_option_losses": attribute(bench.events, detected, clip_ids, pair_cases),
     }
 

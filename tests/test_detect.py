@@ -118,3 +118,21 @@ def test_sed_metrics_match_a_hand_computed_case():
     # 1 s segments. truth-active (clip, label, segment): dog 1,2; siren 5,6; rain 2,3 = 6.
     # detected-active: dog 1,2; siren 5,6; rain 0 = 5. matches: 4.
     assert seg["micro_precision"] == pytest.approx(4 / 5, abs=1e-4) and seg["micro_recall"] == pytest.approx(4 / 6, abs=1e-4)
+
+
+def test_perception_errors_are_attributed_to_the_constraint_they_break():
+    from reasonaudio.detect.errors import attribute
+
+    ev = lambda rows: pl.DataFrame(rows, schema={"clip_id": pl.String, "label": pl.String, "onset_s": pl.Float64, "offset_s": pl.Float64}, orient="row")
+    truth = ev([("c0", "a", 0.0, 2.0), ("c0", "b", 1.0, 3.0), ("c1", "a", 0.0, 1.0), ("c2", "a", 0.0, 1.0), ("c2", "b", 2.0, 3.0)])
+    detected = ev([("c0", "a", 0.0, 2.0), ("c1", "a", 0.0, 1.0), ("c1", "c", 2.0, 3.0), ("c2", "a", 0.0, 2.5), ("c2", "b", 2.0, 3.0)])
+    overlap = {"all": [{"overlap": ["a", "b"]}]}
+    cases = [
+        ("overlap", overlap, "c0", False),  # b masked in the overlap: missed, so the overlap is lost
+        ("negation", {"all": [{"has": "a"}, {"not": "c"}]}, "c1", False),  # c heard where there is none
+        ("overlap", overlap, "c2", True),  # a's offset detected late: an overlap that is not there
+        ("overlap", overlap, "c1", False),  # truth and detection agree: nothing to blame
+    ]
+    out = attribute(truth, detected, ["c0", "c1", "c2"], cases)
+    assert out["overlap"] == {"missed sound (in overlap)": 1, "overlap misjudged": 1, "no single constraint (ranking)": 1}
+    assert out["negation"] == {"false alarm (negated sound)": 1}

@@ -8,7 +8,9 @@ where the two verdicts differ are the perception errors behind the mistake, name
         has -> "false alarm (wanted sound)",  not -> "missed sound (negated)",
         before/overlap/duration -> "order / overlap / duration misjudged"
     wrongly rejected clip (truth: holds, detection: fails)
-        has -> "missed sound (wanted)",  not -> "false alarm (negated sound)", and the same three.
+        has -> "missed sound (wanted)",  not -> "false alarm (negated sound)", and for the three
+        timing kinds "missed sound (in order / overlap / duration)" when one of the constraint's
+        sounds is not detected in the clip at all, else "... misjudged".
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ def _holding(events: pl.DataFrame, logics: list[str], clip_ids: list[str]) -> li
     return [set(csr.clip_ids[j] for j in csr.clips_of(i)) for i in range(len(logics))]
 
 
+def _all_detected(con: dict, clip: str, detected_labels: set) -> bool:
+    value = next(iter(con.values()))
+    labels = value if isinstance(value, list) else [value["label"]]
+    return all((clip, lab) in detected_labels for lab in labels)
+
+
 def attribute(truth: pl.DataFrame, detected: pl.DataFrame, clip_ids: list[str], cases: list[tuple[str, dict, str, bool]]) -> dict:
     """cases: (task, logic, clip_id, wrongly_accepted). Returns {task: {error kind: count}} and the
     number of cases whose verdicts agree constraint by constraint (a conjunction-level effect)."""
@@ -44,6 +52,7 @@ def attribute(truth: pl.DataFrame, detected: pl.DataFrame, clip_ids: list[str], 
     pos = {s: i for i, s in enumerate(singles)}
     true_sets = _holding(truth, singles, clip_ids)
     det_sets = _holding(detected, singles, clip_ids)
+    detected_labels = {(c, lab) for c, lab in detected.select("clip_id", "label").iter_rows()}
     out: dict[str, Counter] = {}
     for task, logic, clip, accepted in cases:
         c = out.setdefault(task, Counter())
@@ -55,7 +64,10 @@ def attribute(truth: pl.DataFrame, detected: pl.DataFrame, clip_ids: list[str], 
                 continue
             if accepted and not t and d or not accepted and t and not d:
                 kind = _kind(con)
-                c[_TIMING.get(kind) or (_ACCEPT if accepted else _REJECT)[kind]] += 1
+                if kind in _TIMING and not accepted and not _all_detected(con, clip, detected_labels):
+                    c[f"missed sound (in {kind})"] += 1
+                else:
+                    c[_TIMING.get(kind) or (_ACCEPT if accepted else _REJECT)[kind]] += 1
                 found = True
         if not found:
             c["no single constraint (ranking)"] += 1
