@@ -137,3 +137,18 @@ def test_bad_model_file_is_a_clear_error(tmp_path):
     run = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "run", str(bad), str(tmp_path), "--out", str(tmp_path / "x.parquet")],
                          capture_output=True, text=True, env=_env())
     assert run.returncode == 2 and "not a reasonaudio detector model" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_cli_train_writes_a_model_file(tmp_path):
+    out = tmp_path / "m.pt"
+    run = subprocess.run(
+        [sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--out", str(out), "--labels", "3", "--steps", "2",
+         "--batch", "2", "--channels", "8", "--valid-clips", "2", "--quiet"],
+        capture_output=True, text=True, env=_env(),
+    )
+    assert run.returncode == 0, run.stderr
+    d = Detector.load(out)
+    assert len(d.labels) == 3 and d.training["steps_done"] == 2 and "held-out frame F1" in run.stdout
+    bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "0", "--out", str(out)],
+                         capture_output=True, text=True, env=_env())
+    assert bad.returncode == 2 and "--labels must be within 1..200" in bad.stderr

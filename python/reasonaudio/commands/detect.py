@@ -27,6 +27,7 @@ def add_parser(subparsers) -> None:
     train.add_argument("--labels", type=int, default=None, help="train on the first N labels only (quick experiments)")
     train.add_argument("--channels", type=int, default=None, help="convolution channels (default 160)")
     train.add_argument("--seed", type=int, default=None, help="training seed (default 0)")
+    train.add_argument("--valid-clips", type=int, default=None, help="held-out mixtures for the frame-F1 check (default 64)")
     train.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
@@ -66,7 +67,8 @@ def run_train(args: argparse.Namespace) -> int:
     from reasonaudio.detect.train import TrainConfig, train, train_cached
 
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
-                                   "labels": args.labels, "channels": args.channels, "seed": args.seed}.items() if v is not None}
+                                   "labels": args.labels, "channels": args.channels, "seed": args.seed,
+                                   "valid_clips": args.valid_clips}.items() if v is not None}
     config = replace(TrainConfig(), **overrides)
     device = _device(args.device)
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
