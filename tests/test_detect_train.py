@@ -106,6 +106,12 @@ def test_cli_run_writes_events_and_metrics_and_eval_needs_only_beir_and_audio(ti
         capture_output=True, text=True, env=_env(),
     )
     assert run.returncode == 0, run.stderr
+    again = subprocess.run(
+        [sys.executable, "-m", "reasonaudio", "detect", "run", str(tiny["model"]), str(bench), "--out", str(root / "pred2.parquet"), "--quiet"],
+        capture_output=True, text=True, env=_env(),
+    )
+    assert again.returncode == 0, again.stderr
+    assert (root / "pred.parquet").read_bytes() == (root / "pred2.parquet").read_bytes()  # same model, same audio: same bytes
     pred = pl.read_parquet(root / "pred.parquet")
     truth = pl.read_parquet(bench / "events.parquet")
     assert set(pred["clip_id"]) <= set(truth["clip_id"]) and pred.height > 0
@@ -126,6 +132,7 @@ def test_cli_run_writes_events_and_metrics_and_eval_needs_only_beir_and_audio(ti
     res = json.loads((root / "res" / "results.json").read_text())
     setting = res["settings"]["model"]
     assert setting["vocabulary"]["labels"] == len(FAMILIES) and setting["unparsed_queries"] == []
+    assert "mixtures" in setting["training_data"] and setting["exemplar_split"] is None
     assert res["summary"]["acc@1"]["Avg"]["mean"] > 0.0
     ranks = pl.read_parquet(root / "res" / "rankings.parquet")
     top = ranks.filter(pl.col("rank") <= 2)

@@ -60,6 +60,10 @@ class DetectModel(ScoringModel):
             "setting": "audio only; grammar-parsed queries over a closed vocabulary (the detector's labels)",
             "model_file": str(self.model_path),
             "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
+            "training_data": (
+                f"{d.training.get('clips_seen')} mixtures ({d.training.get('audio_hours_seen')} h) planned by the Rust planner and "
+                f"rendered by the Rust mixer from library {d.library.get('spec')!r}, seeds {d.training.get('seeds')}"
+            ),
             "exemplar_split": d.library.get("exemplar_split"),
             "training": d.training,
             "post": d.post.to_dict(),
