@@ -85,7 +85,6 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_detect(args: argparse.Namespace) -> int:
     import os
-    import tempfile
 
     from reasonaudio.detect.infer import audio_inputs, detect
     from reasonaudio.errors import UserError
@@ -105,8 +104,7 @@ def run_detect(args: argparse.Namespace) -> int:
     index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
     table = index.table()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{args.out.name}.", suffix=".tmp", dir=args.out.parent)
-    os.close(fd)
+    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")  # a sibling: atomic rename
     try:
         table.write_parquet(tmp, compression="zstd", statistics=False)
         os.replace(tmp, args.out)
@@ -118,9 +116,9 @@ def run_detect(args: argparse.Namespace) -> int:
         from reasonaudio.detect.metrics import sed_metrics
 
         m = sed_metrics(index, bench.events)
-        fd, tmp = tempfile.mkstemp(prefix=f".{args.metrics.name}.", suffix=".tmp", dir=args.metrics.parent if str(args.metrics.parent) else ".")
-        os.close(fd)
-        Path(tmp).write_text(json.dumps(m, indent=2) + "\n")
+        args.metrics.parent.mkdir(parents=True, exist_ok=True)
+        tmp = args.metrics.with_name(f".{args.metrics.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(m, indent=2) + "\n")
         os.replace(tmp, args.metrics)
         print(
             f"event F1 {100 * m['event_based']['micro_f1']:.1f}%  segment F1 {100 * m['segment_based']['micro_f1']:.1f}%  "

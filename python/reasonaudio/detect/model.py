@@ -16,7 +16,6 @@ post-processing settings.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -134,8 +133,7 @@ class Detector:
             "training": dict(self.training),
             "post": self.post.to_dict(),
         }
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a sibling, so the rename is atomic
         try:
             torch.save(payload, tmp)
             os.replace(tmp, path)
