@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "audit",
     "export",
     "models",
+    "detect",
 )
 
 
