@@ -37,6 +37,7 @@ def add_parser(subparsers) -> None:
     run.add_argument("audio", type=Path, help="benchmark directory, BEIR folder, or folder of audio files")
     run.add_argument("--out", type=Path, required=True, help="events parquet to write (contract events columns + confidence)")
     run.add_argument("--metrics", type=Path, default=None, help="also write SED metrics (JSON) against the benchmark's events.parquet")
+    run.add_argument("--force", action="store_true", help="replace existing --out / --metrics files")
     run.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the model's, 0.5)")
     run.add_argument("--device", default=None)
     run.add_argument("--quiet", action="store_true")
@@ -84,8 +85,6 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_detect(args: argparse.Namespace) -> int:
-    import os
-
     from reasonaudio.detect.infer import audio_inputs, detect
     from reasonaudio.errors import UserError
 
@@ -97,29 +96,28 @@ def run_detect(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         detector.post = replace(detector.post, threshold=args.threshold)
+    from reasonaudio.outputs import check_not_an_input, output_file
+
+    for out in (args.out, args.metrics):
+        if out is not None:
+            check_not_an_input(out, [args.audio, args.model])
+            if out.exists() and not args.force:
+                raise UserError(f"{out}: exists; pass --force to replace it")
     clip_ids, paths, bench = audio_inputs(args.audio)
     want_metrics = args.metrics is not None
     if want_metrics and (bench is None or bench.events.height == 0):
         raise UserError(f"{args.audio}: --metrics needs a benchmark directory with events.parquet")
     index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
     table = index.table()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")  # a sibling: atomic rename
-    try:
+    with output_file(args.out, inputs=[args.audio], force=args.force) as tmp:
         table.write_parquet(tmp, compression="zstd", statistics=False)
-        os.replace(tmp, args.out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     print(f"{args.out}: {table.height} events in {len(clip_ids)} clips")
     if want_metrics:
         from reasonaudio.detect.metrics import sed_metrics
 
         m = sed_metrics(index, bench.events)
-        args.metrics.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.metrics.with_name(f".{args.metrics.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(m, indent=2) + "\n")
-        os.replace(tmp, args.metrics)
+        with output_file(args.metrics, inputs=[args.audio], force=args.force) as tmp:
+            tmp.write_text(json.dumps(m, indent=2) + "\n")
         print(
             f"event F1 {100 * m['event_based']['micro_f1']:.1f}%  segment F1 {100 * m['segment_based']['micro_f1']:.1f}%  "
             f"PSDS1 {m['psds1']} -> {args.metrics}"

@@ -107,7 +107,6 @@ def detect(
     cfg = detector.features
     sr = cfg.sample_rate
     frame_s = detector.output_frame_s
-    hop_out = 2 * cfg.hop
     mel = LogMel(cfg, device)
     net = detector.net(device)
     post = detector.post
