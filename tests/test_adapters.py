@@ -9,7 +9,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-import evalfixture
 from reasonaudio.dataset import load_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.evaluate import evaluate
@@ -18,7 +17,7 @@ from reasonaudio.retrieval.adapters.two_stage import describe_events
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
+def bench(evalfixture, tmp_path_factory):
     return load_benchmark(evalfixture.write_fixture(tmp_path_factory.mktemp("b") / "bench", with_beir=False))
 
 
@@ -49,7 +48,7 @@ def test_random_is_seeded_and_batch_independent(bench) -> None:
     assert not np.array_equal(a.encode_queries(q), load_model("random:2").encode_queries(q))
 
 
-def test_oracle_scores_are_qrels(bench) -> None:
+def test_oracle_scores_are_qrels(evalfixture, bench) -> None:
     q, c = _sets(bench)
     model = load_model("oracle")
     model.prepare(bench)
@@ -147,7 +146,7 @@ def test_bm25_two_stage(bench) -> None:
     assert (pairs["tie"] + pairs["picked_negative"]).sum() >= 1
 
 
-def test_captions_file(bench, tmp_path: Path) -> None:
+def test_captions_file(evalfixture, bench, tmp_path: Path) -> None:
     captions = {cid: " ".join(label for label, _, _ in ev) for cid, ev in evalfixture.CLIPS.items()}
     (tmp_path / "caps.json").write_text(json.dumps(captions))
     model = load_model(f"two-stage:captions={tmp_path / 'caps.json'}+bm25")

@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evalfixture
 from reasonaudio.dataset import load_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.evaluate import evaluate
@@ -49,13 +48,13 @@ def _tiny_clap(root: Path, sample_rate: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(evalfixture, tmp_path_factory):
     root = tmp_path_factory.mktemp("clap")
     bench = evalfixture.write_fixture(root / "bench", with_beir=False)
     return load_benchmark(bench), _tiny_clap(root, evalfixture.SAMPLE_RATE)
 
 
-def test_tiny_clap_loads_and_encodes(setup) -> None:
+def test_tiny_clap_loads_and_encodes(evalfixture, setup) -> None:
     bench, model_dir = setup
     model = load_model(f"clap:{model_dir}", ModelOptions(batch_size=3, progress=False, device="cpu"))
     assert model.sample_rate == evalfixture.SAMPLE_RATE
@@ -74,7 +73,7 @@ def test_tiny_clap_loads_and_encodes(setup) -> None:
     assert result.per_query.height == len(evalfixture.QUERIES)
 
 
-def test_long_clips_are_cropped_to_the_first_window(setup, tmp_path: Path) -> None:
+def test_long_clips_are_cropped_to_the_first_window(evalfixture, setup, tmp_path: Path) -> None:
     import soundfile as sf
 
     _, model_dir = setup

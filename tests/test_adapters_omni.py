@@ -18,8 +18,6 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("torchvision", reason="the Qwen2.5-Omni processor's video part needs torchvision")
 
-import evalfixture  # noqa: E402
-from omni_tiny import save_tiny_qwen_omni_thinker  # noqa: E402
 from reasonaudio.dataset import load_benchmark  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 from reasonaudio.evaluate import evaluate  # noqa: E402
@@ -30,8 +28,8 @@ FAMILIES = ("lco-omni", "e5-omni", "omniembed")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return save_tiny_qwen_omni_thinker(tmp_path_factory.mktemp("omni") / "thinker")
+def tiny(omni_tiny, tmp_path_factory) -> Path:
+    return omni_tiny.save_tiny_qwen_omni_thinker(tmp_path_factory.mktemp("omni") / "thinker")
 
 
 def _options(batch_size: int = 4) -> ModelOptions:
@@ -111,7 +109,7 @@ def test_audio_is_resampled_to_16k_and_cut_to_the_window(tiny: Path, tmp_path: P
     np.testing.assert_allclose(a, b, atol=1e-5)
 
 
-def test_an_omni_embedder_runs_through_evaluate(tiny: Path, tmp_path: Path) -> None:
+def test_an_omni_embedder_runs_through_evaluate(evalfixture, tiny: Path, tmp_path: Path) -> None:
     bench = load_benchmark(evalfixture.write_fixture(tmp_path / "bench", with_beir=False))
     model = load_model(f"e5-omni:{tiny}", _options(batch_size=3))
     first = evaluate(bench, model, n_boot=0, progress=False)

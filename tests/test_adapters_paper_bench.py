@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-import evalfixture
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,7 +19,7 @@ def _bench_module():
     return module
 
 
-def test_absent_weights_are_listed_and_baselines_measured(tmp_path: Path, capsys) -> None:
+def test_absent_weights_are_listed_and_baselines_measured(evalfixture, tmp_path: Path, capsys) -> None:
     paper = _bench_module()
     bench = evalfixture.write_fixture(tmp_path / "bench", with_beir=False)
     out = tmp_path / "out"
@@ -53,7 +52,7 @@ def test_dry_run_prints_the_specs_with_local_paths(tmp_path: Path, capsys) -> No
     assert not (tmp_path / "o").exists()
 
 
-def test_two_stage_runs_sharing_a_captioner_caption_once(tmp_path: Path, monkeypatch) -> None:
+def test_two_stage_runs_sharing_a_captioner_caption_once(evalfixture, tmp_path: Path, monkeypatch) -> None:
     paper = _bench_module()
     runs = (paper.Run("first", "two-stage", "oracle → BM25", "two-stage:oracle+bm25", (), "oracle"),
             paper.Run("second", "two-stage", "oracle → BM25 again", "two-stage:oracle+bm25", (), "oracle"))

@@ -19,8 +19,6 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-import evalfixture  # noqa: E402
-from qwen_tiny import save_tiny_qwen2_audio  # noqa: E402
 from reasonaudio.cli import main  # noqa: E402
 from reasonaudio.dataset import load_benchmark  # noqa: E402
 from reasonaudio.evaluate import evaluate  # noqa: E402
@@ -29,12 +27,12 @@ from reasonaudio.retrieval.adapters.two_stage import Qwen2AudioCaptioner  # noqa
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    return save_tiny_qwen2_audio(tmp_path_factory.mktemp("qwen") / "tiny")
+def tiny(qwen_tiny, tmp_path_factory) -> Path:
+    return qwen_tiny.save_tiny_qwen2_audio(tmp_path_factory.mktemp("qwen") / "tiny")
 
 
 @pytest.fixture(scope="module")
-def bench_dir(tmp_path_factory) -> Path:
+def bench_dir(evalfixture, tmp_path_factory) -> Path:
     return evalfixture.write_fixture(tmp_path_factory.mktemp("bench") / "bench", with_beir=False)
 
 
@@ -44,7 +42,7 @@ def _model(tiny: Path, batch_size: int):
     return load_model(f"two-stage:qwen2audio={tiny}+bm25", options)
 
 
-def test_captioner_runs_through_evaluate(tiny: Path, bench_dir: Path) -> None:
+def test_captioner_runs_through_evaluate(evalfixture, tiny: Path, bench_dir: Path) -> None:
     bench = load_benchmark(bench_dir)
     model = _model(tiny, batch_size=3)  # 8 clips: batches of 3, 3, 2
     first = evaluate(bench, model, n_boot=0, progress=False)
@@ -82,7 +80,7 @@ def test_captioner_resamples_and_pads_batches_on_the_left(tiny: Path, tmp_path: 
     assert batched.caption(clips) == single.caption(clips)
 
 
-def test_eval_writes_captions_that_load_back(tiny: Path, bench_dir: Path, tmp_path: Path) -> None:
+def test_eval_writes_captions_that_load_back(evalfixture, tiny: Path, bench_dir: Path, tmp_path: Path) -> None:
     common = ["--bootstrap", "0", "--quiet", "--no-figures", "--device", "cpu"]
     out = tmp_path / "qwen"
     assert main(["eval", str(bench_dir), "--model", f"two-stage:qwen2audio={tiny}+bm25", "--out", str(out), *common]) == 0

@@ -16,7 +16,6 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-import evalfixture  # noqa: E402
 from reasonaudio.dataset import load_benchmark  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 from reasonaudio.evaluate import evaluate  # noqa: E402
@@ -117,7 +116,7 @@ def test_qwen3_embedding_instructs_queries_and_pools_the_last_token(dirs) -> Non
 
 
 @pytest.mark.parametrize("name", ["bge-m3", "qwen3-emb"])
-def test_named_ranker_runs_a_two_stage_evaluation(name: str, dirs, tmp_path: Path) -> None:
+def test_named_ranker_runs_a_two_stage_evaluation(evalfixture, name: str, dirs, tmp_path: Path) -> None:
     bench = load_benchmark(evalfixture.write_fixture(tmp_path / "bench", with_beir=False))
     model = load_model(f"two-stage:oracle+{name}={dirs[name]}", ModelOptions(batch_size=4, device="cpu", progress=False))
     result = evaluate(bench, model, n_boot=0, progress=False)

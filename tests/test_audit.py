@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-import benchfixture as bf
 from reasonaudio.audit import build_site, plain_logic, score
 from reasonaudio.audit.site import SPEC_HEIGHT, SPEC_WIDTH, manifest_sha256, sample_cards
 from reasonaudio.cli import main
@@ -19,7 +18,7 @@ from reasonaudio.errors import UserError
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(bf, tmp_path_factory) -> Path:
     return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
 
 
@@ -76,7 +75,7 @@ def test_plain_logic_words() -> None:
     ]
 
 
-def test_site_layout_and_cards(site, bench: Path) -> None:
+def test_site_layout_and_cards(bf, site, bench: Path) -> None:
     out, data = site
     assert sorted(p.name for p in out.iterdir()) == [".reasonaudio-output", "audio", "audit.css", "audit.js", "cards.js", "index.html", "spec"]
     assert read_cards_js(out) == data
@@ -102,7 +101,7 @@ def test_site_layout_and_cards(site, bench: Path) -> None:
         assert not re.search(r"https?://|//cdn|fetch\(", (out / name).read_text()), name
 
 
-def test_extra_clips_contain_the_query_sounds(site, bench: Path) -> None:
+def test_extra_clips_contain_the_query_sounds(bf, site, bench: Path) -> None:
     _, data = site
     events = load_benchmark(bench).events
     labels = {}
@@ -128,7 +127,7 @@ def test_the_site_holds_no_key(site) -> None:
     assert all(set(c) == {"clip_id", "audio", "spectrogram", "duration_s"} for card in data["cards"] for c in card["clips"])
 
 
-def test_clip_order_is_blind(bench: Path) -> None:
+def test_clip_order_is_blind(bf, bench: Path) -> None:
     """Where the positive sits is a coin flip per card, not a rule a listener could learn."""
     b = load_benchmark(bench)
     first = [card.clip_ids[0] == bf.MC[card.query_id][0] for seed in range(40) for card in sample_cards(b, 50, seed)]

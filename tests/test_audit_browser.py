@@ -91,13 +91,12 @@ if CHROMIUM is None or CHROMEDRIVER is None:
         allow_module_level=True,
     )
 
-import benchfixture as bf  # noqa: E402
 from reasonaudio.audit import build_site  # noqa: E402
 from reasonaudio.cli import main  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(bf, tmp_path_factory) -> Path:
     return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
 
 
@@ -122,7 +121,7 @@ def driver(downloads: Path):
     d.quit()
 
 
-def test_every_card_renders_with_loadable_audio(site, driver) -> None:
+def test_every_card_renders_with_loadable_audio(bf, site, driver) -> None:
     out, data = site
     driver.get((out / "index.html").as_uri())
     state = wait_for(lambda: media_settled(driver), what="every <audio> to load its metadata")
@@ -149,7 +148,7 @@ def test_every_card_renders_with_loadable_audio(site, driver) -> None:
     assert [c.get_attribute("data-query-id") for c in visible] == [data["cards"][0]["query_id"]]
 
 
-def test_keyboard_answers_reload_download_and_score(site, driver, downloads: Path, bench: Path, capsys) -> None:
+def test_keyboard_answers_reload_download_and_score(bf, site, driver, downloads: Path, bench: Path, capsys) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 

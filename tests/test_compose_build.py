@@ -12,7 +12,6 @@ import soundfile as sf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compose_fakes import ToneLibrary, ToneSource
 from reasonaudio.compose.build import ComposeConfig, balanced_plan, build_set, read_dataset
 from reasonaudio.compose.mixing import concat_with_gap, fit_background, gap_samples, scale_to_snr, snr_db
 from reasonaudio.compose.speech import RecordingSource, TtsSource
@@ -73,10 +72,10 @@ def test_concat_gap_is_sample_exact():
     assert gap_samples(24000) == 36000 and gap_samples(22050) == 33075
 
 
-def _build_env(tmp_path: Path, name: str, seed: int = 0, n: int = 12, task: str = "math") -> tuple[dict, list[dict], Path]:
+def _build_env(fakes, tmp_path: Path, name: str, seed: int = 0, n: int = 12, task: str = "math") -> tuple[dict, list[dict], Path]:
     out = tmp_path / name
     cfg = ComposeConfig(cue="environment", task=task, n=n, snrs=(0.0, 10.0, 20.0), sample_rate=SR, seed=seed)
-    build_set(out, cfg, source=ToneSource(SR), library=ToneLibrary(SR))
+    build_set(out, cfg, source=fakes.ToneSource(SR), library=fakes.ToneLibrary(SR))
     manifest, rows = read_dataset(out)
     return manifest, rows, out
 
@@ -87,8 +86,8 @@ def _band_power(x: np.ndarray, lo: float, hi: float) -> float:
     return float(spec[(freqs >= lo) & (freqs < hi)].sum())
 
 
-def test_environment_set_snr_gap_and_uniqueness(tmp_path):
-    manifest, rows, out = _build_env(tmp_path, "env")
+def test_environment_set_snr_gap_and_uniqueness(compose_fakes, tmp_path):
+    manifest, rows, out = _build_env(compose_fakes, tmp_path, "env")
     assert manifest["counts"]["target_segment"] == {"1": 6, "2": 6}
     gap = gap_samples(SR)
     for row in rows:
@@ -107,10 +106,10 @@ def test_environment_set_snr_gap_and_uniqueness(tmp_path):
             assert abs(measured - seg["snr_db"]) < 0.1, (row["id"], measured, seg["snr_db"])
 
 
-def test_build_is_byte_identical_for_a_seed(tmp_path):
-    _, _, a = _build_env(tmp_path, "a", seed=7)
-    _, _, b = _build_env(tmp_path, "b", seed=7)
-    _, _, c = _build_env(tmp_path, "c", seed=8)
+def test_build_is_byte_identical_for_a_seed(compose_fakes, tmp_path):
+    _, _, a = _build_env(compose_fakes, tmp_path, "a", seed=7)
+    _, _, b = _build_env(compose_fakes, tmp_path, "b", seed=7)
+    _, _, c = _build_env(compose_fakes, tmp_path, "c", seed=8)
     files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     for f in files:
@@ -118,12 +117,12 @@ def test_build_is_byte_identical_for_a_seed(tmp_path):
     assert (a / "metadata.jsonl").read_bytes() != (c / "metadata.jsonl").read_bytes()
 
 
-def test_build_refuses_existing_and_replaces_with_force(tmp_path):
-    _build_env(tmp_path, "x")
+def test_build_refuses_existing_and_replaces_with_force(compose_fakes, tmp_path):
+    _build_env(compose_fakes, tmp_path, "x")
     with pytest.raises(UserError, match="earlier compose set; pass --force"):
-        _build_env(tmp_path, "x")
+        _build_env(compose_fakes, tmp_path, "x")
     cfg = ComposeConfig(cue="gender", task="asr", n=4, sample_rate=SR)
-    build_set(tmp_path / "x", cfg, source=ToneSource(SR), force=True)
+    build_set(tmp_path / "x", cfg, source=compose_fakes.ToneSource(SR), force=True)
     manifest, rows = read_dataset(tmp_path / "x")
     assert manifest["params"]["cue"] == "gender" and len(rows) == 4
     assert [p.name for p in tmp_path.iterdir()] == ["x"]  # no temp siblings left

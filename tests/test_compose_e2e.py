@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from compose_fakes import ToneLibrary, ToneSource
 from reasonaudio.cli import main
 from reasonaudio.compose.build import ComposeConfig, build_set
 from reasonaudio.compose.runner import CommandModel, run
@@ -19,12 +18,12 @@ HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="module")
-def scored(tmp_path_factory):
+def scored(compose_fakes, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
     build_set(tmp / "set", ComposeConfig(cue="environment", task="math", n=8, snrs=(0.0, 20.0), sample_rate=SR, seed=5),
-          source=ToneSource(SR), library=ToneLibrary(SR))
+          source=compose_fakes.ToneSource(SR), library=compose_fakes.ToneLibrary(SR))
     assert main(["compose", "prompts", str(tmp / "set"), "--out", str(tmp / "prompts.jsonl")]) == 0
-    model = CommandModel(f"{sys.executable} {HERE / 'compose_fake_model.py'}")
+    model = CommandModel(f"{sys.executable} {HERE / 'support' / 'compose_fake_model.py'}")
     assert run(tmp / "set", model, tmp / "outputs.jsonl", prompts=tmp / "prompts.jsonl") == 40
     assert main(["compose", "score", str(tmp / "set"), "--outputs", str(tmp / "outputs.jsonl"),
                  "--out", str(tmp / "results")]) == 0

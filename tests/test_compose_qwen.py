@@ -14,12 +14,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from qwen_tiny import save_tiny_qwen2_audio  # noqa: E402
 from reasonaudio.compose.runner import Qwen2AudioModel, load_model  # noqa: E402
 
 
-def test_tiny_qwen2_audio_generates(tmp_path):
-    save_tiny_qwen2_audio(tmp_path / "tiny")
+def test_tiny_qwen2_audio_generates(qwen_tiny, tmp_path):
+    qwen_tiny.save_tiny_qwen2_audio(tmp_path / "tiny")
     wav = tmp_path / "a.wav"
     sf.write(wav, (0.1 * np.sin(np.arange(24000) / 10)).astype(np.float32), 24000)  # resampled to 16 kHz
     model = load_model(f"qwen2-audio:{tmp_path / 'tiny'}", max_new_tokens=5, device="cpu")

@@ -9,7 +9,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-import evalfixture
 from reasonaudio.cli import main
 from reasonaudio.dataset import load_beir, load_benchmark
 from reasonaudio.evaluate import evaluate
@@ -18,11 +17,11 @@ from reasonaudio.retrieval.index import rank_embeddings, rank_scores
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(evalfixture, tmp_path_factory) -> Path:
     return evalfixture.write_fixture(tmp_path_factory.mktemp("bench") / "bench")
 
 
-def test_oracle_end_to_end(bench: Path, tmp_path: Path) -> None:
+def test_oracle_end_to_end(evalfixture, bench: Path, tmp_path: Path) -> None:
     out = tmp_path / "oracle"
     assert main(["eval", str(bench), "--model", "oracle", "--out", str(out), "--bootstrap", "50", "--quiet"]) == 0
     results = json.loads((out / "results.json").read_text())
@@ -48,7 +47,7 @@ def test_oracle_end_to_end(bench: Path, tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".oracle.tmp-*"))
 
 
-def test_random_end_to_end_is_deterministic(bench: Path, tmp_path: Path) -> None:
+def test_random_end_to_end_is_deterministic(evalfixture, bench: Path, tmp_path: Path) -> None:
     args = ["eval", str(bench), "--model", "random", "--bootstrap", "100", "--seed", "7", "--quiet"]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
     assert main([*args, "--out", str(tmp_path / "b"), "--no-figures"]) == 0

@@ -7,7 +7,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import evalfixture
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval import ClipSet, load_model
@@ -16,11 +15,11 @@ COMMON = ["--bootstrap", "0", "--quiet", "--no-figures"]
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(evalfixture, tmp_path_factory) -> Path:
     return evalfixture.write_fixture(tmp_path_factory.mktemp("bench") / "bench", with_beir=False)
 
 
-def test_two_stage_run_writes_its_captions(bench: Path, tmp_path: Path) -> None:
+def test_two_stage_run_writes_its_captions(evalfixture, bench: Path, tmp_path: Path) -> None:
     out = tmp_path / "oracle-bm25"
     assert main(["eval", str(bench), "--model", "two-stage:oracle+bm25", "--out", str(out), *COMMON]) == 0
     captions = pl.read_parquet(out / "captions.parquet")

@@ -14,7 +14,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-import evalfixture
 from reasonaudio.errors import UserError
 from reasonaudio.export import export_hf
 from reasonaudio.hub import readme_configs
@@ -23,7 +22,7 @@ TESTS = Path(__file__).parent
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(evalfixture, tmp_path_factory) -> Path:
     return evalfixture.write_fixture(tmp_path_factory.mktemp("bench") / "bench")
 
 
@@ -57,7 +56,7 @@ def test_layout_card_and_determinism(bench: Path, exported: Path, tmp_path: Path
     assert _digest(again) == _digest(exported)
 
 
-def test_export_cli_and_atomic_failure(bench: Path, tmp_path: Path):
+def test_export_cli_and_atomic_failure(evalfixture, bench: Path, tmp_path: Path):
     out = tmp_path / "cli_hf"
     proc = subprocess.run([sys.executable, "-m", "reasonaudio", "export", str(bench), "--to", "hf", "--out", str(out)],
                           capture_output=True, text=True)
@@ -108,7 +107,7 @@ print(json.dumps(out))
 """
 
 
-def test_load_dataset_reads_every_config_offline_with_audio(bench: Path, exported: Path, tmp_path: Path):
+def test_load_dataset_reads_every_config_offline_with_audio(evalfixture, bench: Path, exported: Path, tmp_path: Path):
     pytest.importorskip("datasets", reason="needs the hf extra (datasets)")
     pytest.importorskip("torchcodec", reason="decoding Audio with datasets >= 4 needs torchcodec")
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf_home")}
@@ -152,7 +151,7 @@ def _embeddings(bench: Path, folder: Path) -> str:
     return f"precomputed:{folder / 'q.npz'},{folder / 'c.npz'}"
 
 
-def test_round_trip_through_eval_gives_identical_metrics(bench: Path, exported: Path, tmp_path: Path):
+def test_round_trip_through_eval_gives_identical_metrics(evalfixture, bench: Path, exported: Path, tmp_path: Path):
     spec = _embeddings(bench, tmp_path / "emb")
     runs = {}
     for label, source in (("bench", bench), ("hf", exported)):

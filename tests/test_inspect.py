@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-import benchfixture as bf
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 from reasonaudio.inspect import _bar, describe, plot
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(bf, tmp_path_factory) -> Path:
     return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
 
 
@@ -46,7 +45,7 @@ def test_query_view(bench: Path) -> None:
 
 
 
-def test_query_view_leads_with_the_two_option_pair(bench: Path, tmp_path: Path) -> None:
+def test_query_view_leads_with_the_two_option_pair(bf, bench: Path, tmp_path: Path) -> None:
     import polars as pl
 
     copy = Path(shutil.copytree(bench, tmp_path / "b"))

@@ -23,7 +23,6 @@ import polars as pl
 import pytest
 import soundfile as sf
 
-import evalfixture
 
 # offline, and datasets' cache out of $HOME: both are read when datasets is first imported
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -93,7 +92,7 @@ class TinyModel:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
+def setup(evalfixture, tmp_path_factory):
     from reasonaudio.export import export_hf
 
     tmp = tmp_path_factory.mktemp("mteb")

@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 import soundfile as sf
 
-import benchfixture as bf
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 from reasonaudio.validate import (
@@ -25,7 +24,7 @@ from reasonaudio.validate import (
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> Path:
+def pristine(bf, tmp_path_factory) -> Path:
     return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
 
 
@@ -48,7 +47,7 @@ def test_fixture_passes_every_check(pristine: Path) -> None:
     assert "15 relevant pair(s) recomputed" in " ".join(report.check("relevance.qrels").notes)
 
 
-def test_recomputed_relevance_matches_hand_labels(pristine: Path) -> None:
+def test_recomputed_relevance_matches_hand_labels(bf, pristine: Path) -> None:
     events = pl.read_parquet(pristine / "events.parquet")
     clip_ids = sorted(bf.CLIPS)
     index = EventIndex(events, clip_ids, bf.SAMPLE_RATE)
@@ -69,7 +68,7 @@ def test_missing_file_is_fatal(bench: Path) -> None:
     assert report.check("relevance.qrels").passed  # what can still run, runs
 
 
-def test_missing_column_is_fatal_and_named(bench: Path) -> None:
+def test_missing_column_is_fatal_and_named(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "events", lambda f: f.drop("onset_s"))
     report = validate_benchmark(bench)
     assert report.fatal
@@ -77,7 +76,7 @@ def test_missing_column_is_fatal_and_named(bench: Path) -> None:
     assert "events.parquet" in example and "'onset_s'" in example and "missing column" in example
 
 
-def test_wrong_column_type_is_fatal(bench: Path) -> None:
+def test_wrong_column_type_is_fatal(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "events", lambda f: f.with_columns(pl.col("onset_sample").cast(pl.Float64)))
     report = validate_benchmark(bench)
     (example,) = report.check("layout.columns").examples
@@ -125,7 +124,7 @@ def test_count_and_manifest_key_mismatch(bench: Path) -> None:
     assert "seed" in fails["layout.manifest"][0]
 
 
-def test_event_pointing_at_wrong_atom(bench: Path) -> None:
+def test_event_pointing_at_wrong_atom(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "events", lambda f: f.with_columns(
         pl.when(pl.col("label") == "bell").then(pl.lit("atom000")).otherwise(pl.col("atom_id")).alias("atom_id")
     ))
@@ -137,7 +136,7 @@ def test_event_pointing_at_wrong_atom(bench: Path) -> None:
 # --------------------------------------------------------------------------------------- §1 events
 
 
-def test_onset_seconds_disagree_with_samples(bench: Path) -> None:
+def test_onset_seconds_disagree_with_samples(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "events", lambda f: f.with_columns(
         pl.when(pl.col("event_index") == 1).then(pl.col("onset_s") + 1e-6).otherwise(pl.col("onset_s")).alias("onset_s")
     ))
@@ -146,7 +145,7 @@ def test_onset_seconds_disagree_with_samples(bench: Path) -> None:
     assert "onset_s" in fails["events.times"][0] and "onset_sample/sample_rate" in fails["events.times"][0]
 
 
-def test_duplicate_label_in_clip_and_event_count(pristine: Path, tmp_path: Path) -> None:
+def test_duplicate_label_in_clip_and_event_count(bf, pristine: Path, tmp_path: Path) -> None:
     s = bf.spec()
     s["clips"]["clip0005"][1].append(("dog_bark", 5.0, 6.0, 0.0))
     bench = bf.write_benchmark(tmp_path / "b", **s)
@@ -155,7 +154,7 @@ def test_duplicate_label_in_clip_and_event_count(pristine: Path, tmp_path: Path)
     assert "clip clip0005: label 'dog_bark' occurs 2 times" in fails["events.labels"][0]
 
 
-def test_pattern_mismatch(bench: Path) -> None:
+def test_pattern_mismatch(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "clips", lambda f: f.with_columns(
         pl.when(pl.col("clip_id") == "clip0002").then(pl.lit("sequential")).otherwise(pl.col("pattern")).alias("pattern")
     ))
@@ -167,7 +166,7 @@ def test_pattern_mismatch(bench: Path) -> None:
 # -------------------------------------------------------------------------------------- §2 queries
 
 
-def test_task_shape_violation(bench: Path) -> None:
+def test_task_shape_violation(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "queries", lambda f: f.with_columns(
         pl.when(pl.col("query_id") == "q0000").then(pl.lit("order")).otherwise(pl.col("task")).alias("task")
     ))
@@ -176,7 +175,7 @@ def test_task_shape_violation(bench: Path) -> None:
     assert "query q0000 (order): order needs a `before`" in fails["queries.task_shape"][0]
 
 
-def test_unparsable_logic(bench: Path) -> None:
+def test_unparsable_logic(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "queries", lambda f: f.with_columns(
         pl.when(pl.col("query_id") == "q0001").then(pl.lit('{"all": [{"after": ["a", "b"]}]}')).otherwise(pl.col("logic")).alias("logic")
     ))
@@ -217,14 +216,14 @@ def test_task_shapes() -> None:
 # ----------------------------------------------------------------------------------- §2 relevance
 
 
-def test_extra_qrel(bench: Path) -> None:
+def test_extra_qrel(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "qrels", lambda f: pl.concat([f, pl.DataFrame({"query_id": ["q0000"], "clip_id": ["clip0001"], "relevance": [1]}, schema=f.schema)]))
     fails = failed(bench)
     assert set(fails) == {"relevance.qrels"}
     assert "extra in qrels.parquet" in fails["relevance.qrels"][0] and "(q0000, clip0001)" in fails["relevance.qrels"][0]
 
 
-def test_missing_qrel(bench: Path) -> None:
+def test_missing_qrel(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "qrels", lambda f: f.filter(~((pl.col("query_id") == "q0002") & (pl.col("clip_id") == "clip0010"))))
     fails = failed(bench)
     assert set(fails) == {"relevance.qrels"}
@@ -234,7 +233,7 @@ def test_missing_qrel(bench: Path) -> None:
 # ------------------------------------------------------------------------------------ §3.1 margin
 
 
-def test_touching_events_break_the_margin(tmp_path: Path) -> None:
+def test_touching_events_break_the_margin(bf, tmp_path: Path) -> None:
     s = bf.spec()
     s["clips"]["clip0005"] = ("sequential", [("dog_bark", 0.5, 1.5, 0.0), ("bell", 1.5, 2.5, 0.0)])
     bench = bf.write_benchmark(tmp_path / "b", **s)
@@ -243,7 +242,7 @@ def test_touching_events_break_the_margin(tmp_path: Path) -> None:
     assert "clip clip0005: dog_bark [0.500-1.500 s] and bell [1.500-2.500 s] are 0.000 s apart" in fails["margin.event_gaps"][0]
 
 
-def test_touching_events_that_decide_an_order_query(tmp_path: Path) -> None:
+def test_touching_events_that_decide_an_order_query(bf, tmp_path: Path) -> None:
     s = bf.spec()
     # a 0.4 s gap: more than m, less than 2m (each side can move by m towards the other)
     s["clips"]["clip0000"] = ("sequential", [("dog_bark", 0.5, 1.5, 0.0), ("siren", 1.9, 3.5, 0.0), ("bell", 5.5, 6.5, 0.0)])
@@ -255,7 +254,7 @@ def test_touching_events_that_decide_an_order_query(tmp_path: Path) -> None:
     assert failed(bench, margin_s=0.19) == {}
 
 
-def test_duration_threshold_within_two_margins(tmp_path: Path) -> None:
+def test_duration_threshold_within_two_margins(bf, tmp_path: Path) -> None:
     s = bf.spec()
     s["queries"][3] = ("q0003", "duration", "rain for at least 4.8 s", {"all": [{"duration": {"label": "rain", "min_s": 4.8}}]})
     bench = bf.write_benchmark(tmp_path / "b", **s)
@@ -319,7 +318,7 @@ def test_margin_bounds_are_sound_under_random_perturbations() -> None:
 # --------------------------------------------------------------------------------- §3.2 and §3.3
 
 
-def test_query_without_hard_negative(tmp_path: Path) -> None:
+def test_query_without_hard_negative(bf, tmp_path: Path) -> None:
     s = bf.spec()
     s["queries"][3] = ("q0003", "duration", "rain for at least half a second", {"all": [{"duration": {"label": "rain", "min_s": 0.5}}]})
     s["qrels"]["q0003"] = ["clip0002", "clip0003", "clip0004", "clip0007", "clip0009", "clip0010"]
@@ -330,7 +329,7 @@ def test_query_without_hard_negative(tmp_path: Path) -> None:
     assert "all 6 clip(s) containing rain are relevant" in fails["queries.hard_negatives"][0]
 
 
-def test_query_without_positive(tmp_path: Path) -> None:
+def test_query_without_positive(bf, tmp_path: Path) -> None:
     s = bf.spec()
     s["queries"][1] = ("q0001", "order", "a whistle, then a bell", {"all": [{"before": ["whistle", "bell"]}]})
     s["qrels"].pop("q0001")
@@ -342,7 +341,7 @@ def test_query_without_positive(tmp_path: Path) -> None:
     assert "mc.parquet: no pair for query q0001" in fails["mc.pairs"][0]
 
 
-def test_mc_negative_that_is_relevant(bench: Path) -> None:
+def test_mc_negative_that_is_relevant(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "mc", lambda f: f.with_columns(
         pl.when(pl.col("query_id") == "q0000").then(pl.lit("clip0005")).otherwise(pl.col("negative_clip_id")).alias("negative_clip_id")
     ))
@@ -351,7 +350,7 @@ def test_mc_negative_that_is_relevant(bench: Path) -> None:
     assert "(query q0000): negative clip0005 is relevant" in fails["mc.pairs"][0]
 
 
-def test_mc_negative_that_is_not_hard(bench: Path) -> None:
+def test_mc_negative_that_is_not_hard(bf, bench: Path) -> None:
     bf.rewrite_table(bench, "mc", lambda f: f.with_columns(
         pl.when(pl.col("query_id") == "q0000").then(pl.lit("clip0002")).otherwise(pl.col("negative_clip_id")).alias("negative_clip_id")
     ))
@@ -369,7 +368,7 @@ def _edit_audio(bench: Path, clip: str, edit, subtype: str = "PCM_16") -> None:
     sf.write(path, edit(x), sr, subtype=subtype)
 
 
-def test_clipping_sample(bench: Path) -> None:
+def test_clipping_sample(bf, bench: Path) -> None:
     def clip(x):
         x[int(3.0 * bf.SAMPLE_RATE)] = 1.5
         return x
@@ -391,7 +390,7 @@ def test_nan_sample(bench: Path) -> None:
     assert "clip0004" in fails["audio.range"][0] and "non-finite" in fails["audio.range"][0]
 
 
-def test_noise_outside_events(bench: Path) -> None:
+def test_noise_outside_events(bf, bench: Path) -> None:
     def noisy(x):
         x[int(7.0 * bf.SAMPLE_RATE) : int(7.9 * bf.SAMPLE_RATE)] += 0.01
         return x
@@ -424,7 +423,7 @@ def test_stereo_and_missing_audio(bench: Path) -> None:
     assert "clip clip0006 (audio/clip0006.wav): not readable" in text
 
 
-def test_inaudible_event(tmp_path: Path) -> None:
+def test_inaudible_event(bf, tmp_path: Path) -> None:
     s = bf.spec()
     s["clips"]["clip0001"][1][2] = ("whistle", 5.5, 7.0, -80.0)
     bench = bf.write_benchmark(tmp_path / "b", **s)
@@ -471,7 +470,7 @@ def test_beir_rows_disagree(bench: Path) -> None:
 # -------------------------------------------------------------------------------------------- CLI
 
 
-def test_cli_exit_codes_and_json(pristine: Path, bench: Path, tmp_path: Path, capsys) -> None:
+def test_cli_exit_codes_and_json(bf, pristine: Path, bench: Path, tmp_path: Path, capsys) -> None:
     assert main(["validate", str(pristine)]) == 0
     out = capsys.readouterr().out
     assert "✓ relevance.qrels" in out and out.strip().endswith(")") and "OK" in out

@@ -1,0 +1,61 @@
+"""Shared test fixtures. The helper modules under `tests/support/` (fixture benchmarks, tiny
+model builders, fake speech sources) reach the tests as fixtures, loaded here by file path, so no
+test imports a helper by bare name and nothing depends on pytest's import mode or sys.path."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SUPPORT = Path(__file__).resolve().parent / "support"
+
+
+def _support(name: str) -> ModuleType:
+    qualified = f"reasonaudio_test_support.{name}"
+    if qualified in sys.modules:
+        return sys.modules[qualified]
+    spec = importlib.util.spec_from_file_location(qualified, SUPPORT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def evalfixture() -> ModuleType:
+    """A small hand-made benchmark for evaluation tests (write_fixture, CLIPS, QUERIES, …)."""
+    return _support("evalfixture")
+
+
+@pytest.fixture(scope="session")
+def bf() -> ModuleType:
+    """A hand-made benchmark with known guarantees for validator tests (write_benchmark, rewrite_table, …)."""
+    return _support("benchfixture")
+
+
+@pytest.fixture(scope="session")
+def qwen_tiny() -> ModuleType:
+    """Builders of tiny random Qwen2-Audio checkpoints (real processor, random weights)."""
+    return _support("qwen_tiny")
+
+
+@pytest.fixture(scope="session")
+def omni_tiny() -> ModuleType:
+    """Builders of tiny random Qwen2.5-Omni thinker checkpoints."""
+    return _support("omni_tiny")
+
+
+@pytest.fixture(scope="session")
+def compose_fakes() -> ModuleType:
+    """Deterministic speech and background sources for the compositional diagnostic."""
+    return _support("compose_fakes")
+
+
+@pytest.fixture(scope="session")
+def compose_fake_model() -> Path:
+    """A scripted command-line 'model' (run as a program by the compose runner)."""
+    return SUPPORT / "compose_fake_model.py"
