@@ -35,6 +35,10 @@ class MixtureSource:
 
     def __init__(self, library, hop_out: int, overlap_fraction: float = 0.4, max_clip_s: float = 30.0, plan: dict | None = None):
         self.library = library
+        # contract v2: several exemplars may share a label; the detector predicts labels
+        self.labels = list(dict.fromkeys(library.labels))
+        index = {label: k for k, label in enumerate(self.labels)}
+        self.label_of_atom = np.array([index[label] for label in library.labels], dtype=np.int64)
         self.audio, self.offsets = library.flat()
         self.natives = np.diff(self.offsets.astype(np.int64))
         self.sr = library.sample_rate
@@ -42,7 +46,7 @@ class MixtureSource:
         self.overlap_fraction = overlap_fraction
         params = {**json.loads(_core.plan_params_default()), **(plan or {}), "sample_rate": self.sr, "max_clip_s": max_clip_s}
         # a label occurs at most once per clip, so a small library caps the events per clip
-        params["max_events"] = min(params["max_events"], len(library))
+        params["max_events"] = min(params["max_events"], len(self.labels))
         params["min_events"] = min(params["min_events"], params["max_events"])
         self.params_json, _ = _core.plan_params_check(json.dumps(params), len(library))
 
@@ -82,7 +86,7 @@ class MixtureSource:
         n_max = int(lengths.max())
         j_max = n_frames(n_max)
         waves = np.zeros((n, n_max), np.float32)
-        targets = np.zeros((n, len(self.library), j_max), np.float32)
+        targets = np.zeros((n, len(self.labels), j_max), np.float32)
         ptr = cols["clip_event_ptr"].astype(np.int64)
         centers = np.arange(j_max, dtype=np.int64) * self.hop_out
         for i in range(n):
@@ -92,5 +96,5 @@ class MixtureSource:
                 on = int(cols["ev_onset"][k]) - s0
                 off = on + int(cols["ev_length"][k])
                 lo, hi = np.searchsorted(centers, [max(on, 0), min(off, int(lengths[i]))], side="left")
-                targets[i, int(cols["ev_atom"][k]), lo:hi] = 1.0
+                targets[i, self.label_of_atom[int(cols["ev_atom"][k])], lo:hi] = 1.0
         return waves, targets

@@ -52,7 +52,13 @@ def cache_dir() -> Path:
 def open_library(spec: str, sample_rate: int, labels: int | None = None):
     from reasonaudio.atoms import AtomLibrary
 
+    from reasonaudio.exemplars import select_split
+
     library = AtomLibrary.open(spec, sample_rate=sample_rate)
+    if library.splits:
+        # contract v2: a library with a split trains on its `train` exemplars only, so a benchmark
+        # built with --exemplar-split test never lets the detector hear its exact recordings
+        library = select_split(library, "train")
     if labels is not None:
         if not 1 <= labels <= len(library):
             raise UserError(f"--labels must be within 1..{len(library)}, got {labels}")
@@ -102,7 +108,8 @@ def train(
     def n_out(n_samples: int) -> int:
         return (mel.n_frames(n_samples) + 1) // 2
 
-    net_cfg = NetConfig(n_labels=len(library), n_mels=features.n_mels, channels=config.channels, gru=config.gru)
+    label_names = list(dict.fromkeys(library.labels))
+    net_cfg = NetConfig(n_labels=len(label_names), n_mels=features.n_mels, channels=config.channels, gru=config.gru)
     net = build_net(net_cfg).to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=1e-4)
     with torch.no_grad():  # start at the prior of a rare label, not at 0.5 everywhere
@@ -156,8 +163,8 @@ def train(
         "train_cpu_seconds": round(time.process_time() - cpu0, 1),
     }
     return Detector(
-        labels=list(library.labels),
-        phrases=list(library.phrases),
+        labels=label_names,
+        phrases=[library.phrases[library.labels.index(label)] for label in label_names],
         features=features,
         net_config=net_cfg,
         state_dict={k: v.detach().cpu() for k, v in net.state_dict().items()},
@@ -167,8 +174,8 @@ def train(
             "n_atoms": len(library),
             "sample_rate": library.sample_rate,
             "atom_ids": list(library.atom_ids),
-            # AtomLibrary holds one exemplar per label (contract v1): every exemplar trains
-            "exemplar_split": None,
+            # a library with a split trains on its `train` exemplars (open_library); else all train
+            "exemplar_split": "train" if library.splits else None,
         },
         training=record,
         post=PostConfig(),

@@ -93,6 +93,9 @@ CATALOG: tuple[ModelCard, ...] = (
     ModelCard("precomputed", "precomputed:QUERIES,CLIPS", "baseline", "",
               "CPU", "-", "-", (), "embeddings made elsewhere (.npy / .npz / .parquet)", ""),
     ModelCard("structured", "structured", "baseline", "", "CPU", "-", "-", (), "query logic on true events", ""),
+    ModelCard("detect", "detect:LIB_OR_MODEL", "detect-then-reason", "", "CPU (GPU when present)", "16 kHz", "whole clip",
+              ("torch", "scipy"), "sound-event detector trained on the library's own mixtures + the relevance engine "
+              "on the detected events; first use of a library trains ~15 min on CPU (cached by library hash)", "detect"),
     ModelCard("random", "random[:SEED]", "baseline", "", "CPU", "-", "-", (), "chance", ""),
     ModelCard("oracle", "oracle", "baseline", "", "CPU", "-", "-", (), "the qrels themselves (upper bound)", ""),
 )
