@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -31,9 +30,9 @@ TINY = TrainConfig(steps=40, batch=8, channels=32, crop_s=6.0, valid_clips=8, lr
 
 
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [str(Path(__file__).resolve().parents[1] / "python"), env.get("PYTHONPATH", "")] if p)
-    return env
+    # the subprocess imports reasonaudio exactly as this test process does (the installed build,
+    # or whatever PYTHONPATH names): never the checkout's python/ folder, which has no extension
+    return dict(os.environ)
 
 
 @pytest.fixture(scope="module")
