@@ -159,3 +159,31 @@ def test_cli_train_writes_a_model_file(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "0", "--out", str(out)],
                          capture_output=True, text=True, env=_env())
     assert bad.returncode == 2 and "--labels must be within 1..200" in bad.stderr
+
+
+def test_exemplars_of_one_label_are_one_class_and_only_train_exemplars_train(tmp_path):
+    """Contract v2: a label's exemplars share one output of the detector, and a library with a split
+    trains on its `train` exemplars (a --exemplar-split test benchmark is then unheard audio)."""
+    lib = AtomLibrary.procedural()
+    first: dict[str, int] = {}
+    for i, fam in enumerate(lib.families):
+        first.setdefault(fam, i)
+    pick = [first[f] for f in FAMILIES[:4]]
+    ids, labels, phrases, chunks, splits = [], [], [], [], []
+    for i in pick:
+        for k, split in enumerate(("train", "test", "train")):
+            ids.append(f"{lib.atom_ids[i]}_{k}")
+            labels.append(lib.labels[i])
+            phrases.append(lib.phrases[i])
+            chunks.append(lib.audio(i) * (0.5 + 0.25 * k))
+            splits.append(split)
+    multi = AtomLibrary(
+        atom_ids=ids, labels=labels, phrases=phrases, families=["test"] * len(ids), sources=ids,
+        licenses=["CC0-1.0"] * len(ids), sample_rate=lib.sample_rate, audio_flat=np.concatenate(chunks).astype(np.float32),
+        offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64), splits=splits,
+    )
+    multi.save(tmp_path / "multi")
+    detector = train(str(tmp_path / "multi"), TrainConfig(steps=3, batch=4, channels=16, crop_s=4.0, valid_clips=4), progress=False)
+    assert detector.labels == [lib.labels[i] for i in pick]
+    assert detector.library["exemplar_split"] == "train"
+    assert detector.library["atom_ids"] == [a for a, s in zip(ids, splits) if s == "train"]
