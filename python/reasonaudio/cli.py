@@ -17,6 +17,7 @@ from reasonaudio.errors import UserError
 COMMAND_MODULES = (
     "atoms",
     "build",
+    "merge",
     "annotate",
     "validate",
     "inspect",

@@ -6,7 +6,14 @@ import argparse
 import json
 import time
 
-from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build
+from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build, parse_shard
+
+
+def read_text(out, name: str) -> str:
+    from reasonaudio import storage
+
+    fs, path = storage.location(out)
+    return fs.cat_file(f"{str(path).rstrip('/')}/{name}").decode()
 
 
 def _plan_override(text: str) -> tuple[str, object]:
@@ -41,6 +48,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--plan", type=_plan_override, action="append", default=[], metavar="KEY=JSON",
                    help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\'')
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
+    p.add_argument("--ray", default=None, metavar="ADDRESS|local",
+                   help="render on a Ray cluster ('local' starts one on this machine); needs reasonaudio[ray]")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -60,8 +71,16 @@ def run(args: argparse.Namespace) -> int:
         plan=dict(args.plan),
     )
     start = time.perf_counter()
-    out = build(args.out, config, force=args.force, progress=not args.quiet)
-    manifest = json.loads((out / "manifest.json").read_text())
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    out = build(args.out, config, force=args.force, progress=not args.quiet, shard=shard, ray=args.ray)
+    if shard is not None:
+        from reasonaudio.shard import SHARD_JSON
+
+        meta = json.loads(read_text(out, SHARD_JSON))
+        lo, hi = meta["clip_range"]
+        print(f"built shard {meta['shard']}/{meta['shards']} in {out}: clips [{lo}, {hi}) of {meta['n_clips']} in {time.perf_counter() - start:.1f} s")
+        return 0
+    manifest = json.loads(read_text(out, "manifest.json"))
     c = manifest["counts"]
     print(
         f"built {out}: {c['clips']} clips ({c['clips_by_pattern']['sequential']} sequential, "
