@@ -132,6 +132,8 @@ class Output:
         fs, tmp = self.fs, self._remote_tmp
         local = sorted(p for p in self.root.rglob("*") if p.is_file())
         rels = [p.relative_to(self.root).as_posix() for p in local]
+        for parent in sorted({r.rpartition("/")[0] for r in rels if "/" in r}):
+            fs.makedirs(_join(tmp, parent), exist_ok=True)  # object stores ignore it; file:// needs it
         if local:
             fs.put([str(p) for p in local], [_join(tmp, r) for r in rels])
         if fs.exists(self.path):
@@ -139,6 +141,8 @@ class Output:
         staged = sorted(fs.find(tmp))
         prefix = tmp.rstrip("/") + "/"
         moves = [(p, _join(self.path, p[len(prefix):])) for p in staged if p[len(prefix):] != MANIFEST]
+        for parent in sorted({dst.rpartition("/")[0] for _, dst in moves}):
+            fs.makedirs(parent, exist_ok=True)
         for src, dst in moves:
             fs.mv(src, dst)
         fs.mv(_join(tmp, MANIFEST), _join(self.path, MANIFEST))
@@ -172,4 +176,4 @@ def location(target: str | os.PathLike):
     """(filesystem, path) of a location to read: a local path or a URI."""
     if is_uri(target):
         return open_fs(str(target))
-    return local_fs(), str(Path(target))
+    return local_fs(), os.path.abspath(target)
