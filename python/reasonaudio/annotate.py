@@ -31,6 +31,7 @@ __all__ = [
     "read_events",
     "read_queries",
     "relevance_csr",
+    "stream_relevance_csr",
     "write_qrels",
 ]
 
@@ -484,3 +485,190 @@ def write_qrels(qrels: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
         Path(tmp_name).unlink(missing_ok=True)
         raise
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Streaming: an events table larger than memory
+
+
+@dataclass(frozen=True)
+class StreamStats:
+    """What a streamed annotation read: batches, event rows, the largest batch held at once."""
+
+    batches: int
+    events: int
+    max_batch_events: int
+
+
+def _event_files(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Parquet files of an events source: one file, a benchmark directory (its events.parquet), a
+    directory of parquet files (a dataset, in sorted path order), or a list of files."""
+    if isinstance(source, (list, tuple)):
+        files = [str(Path(s)) for s in source]
+    else:
+        path = Path(source)
+        if path.is_dir():
+            # a clips.parquet beside the event files lists the corpus (as in a benchmark), it holds no events
+            files = [str(path / "events.parquet")] if (path / "events.parquet").exists() else sorted(
+                str(p) for p in path.rglob("*.parquet") if p.name != "clips.parquet"
+            )
+            if not files:
+                raise UserError(f"{path}: no .parquet files in this directory")
+        else:
+            files = [str(path)]
+    for f in files:
+        if not Path(f).exists():
+            raise UserError(f"{f}: no such file")
+        if not f.endswith(".parquet"):
+            raise UserError(f"{f}: streaming reads parquet events; convert strong-label tables first (or drop --batch-events)")
+    return files
+
+
+def _manifest_rate(files: list[str]) -> float | None:
+    manifest = Path(files[0]).parent / "manifest.json"
+    if len(files) == 1 and manifest.exists():
+        try:
+            rate = json.loads(manifest.read_text()).get("sample_rate")
+        except (OSError, json.JSONDecodeError) as err:
+            raise UserError(f"{manifest}: cannot read ({err})") from None
+        return None if rate is None else float(rate)
+    return None
+
+
+def stream_relevance_csr(
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    queries: pl.DataFrame | Sequence[LogicLike],
+    sample_rate: int | float | None = None,
+    clip_ids: Sequence[str] | None = None,
+    query_ids: Sequence[str] | None = None,
+    threads: int = 0,
+    batch_events: int = 1_000_000,
+) -> tuple[RelevanceCSR, StreamStats]:
+    """`relevance_csr` over a parquet events source read in batches of about `batch_events` rows:
+    the same result, with the events held in memory bounded by one batch (plus the events of one
+    clip carried across a batch boundary). Clips are independent, so a batch ends on a clip
+    boundary; each clip's events must be contiguous in the source (as events.parquet and most
+    strong-label exports are), which is checked. Clip ids and relevant pairs, the output, stay in
+    memory."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+
+    if batch_events < 1:
+        raise UserError(f"--batch-events must be >= 1, got {batch_events}")
+    files = _event_files(source)
+    try:
+        dataset = pads.dataset(files, format="parquet")
+    except (pa.ArrowInvalid, OSError) as err:
+        raise UserError(f"{files[0]}: cannot read as a parquet dataset ({err})") from None
+    names = set(dataset.schema.names)
+    what = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
+    if not {"clip_id", "label"} <= names:
+        raise UserError(f"{what}: missing column(s) clip_id/label; found {', '.join(dataset.schema.names)}")
+    if {"onset_sample", "offset_sample"} <= names:
+        columns = ["clip_id", "label", "onset_sample", "offset_sample"] + [c for c in ("onset_s", "offset_s", "sample_rate") if c in names]
+    elif {"onset_s", "offset_s"} <= names:
+        columns = ["clip_id", "label", "onset_s", "offset_s"]
+    else:
+        raise UserError(f"{what}: need onset_sample/offset_sample or onset_s/offset_s columns; found {', '.join(dataset.schema.names)}")
+    ids, logic = _query_columns(queries, query_ids)
+    rate = sample_rate if sample_rate is not None else _manifest_rate(files)
+
+    corpus = [str(c) for c in clip_ids] if clip_ids is not None else None
+    index: dict[str, int] = {c: i for i, c in enumerate(corpus)} if corpus is not None else {}
+    if corpus is not None and len(index) != len(corpus):
+        raise UserError("clip list: a clip id is listed twice")
+    order: list[str] = [] if corpus is None else corpus
+    seen = np.zeros(len(corpus), bool) if corpus is not None else None
+    q_parts: list[np.ndarray] = []
+    c_parts: list[np.ndarray] = []
+    n_batches = n_events = max_held = 0
+    batch_rate: float | None = None
+    row_base = 0
+
+    def run(frame: pl.DataFrame) -> None:
+        nonlocal n_batches, n_events, max_held, batch_rate, row_base
+        local_clips = frame["clip_id"].cast(pl.String).unique(maintain_order=True).to_list()
+        glob = np.empty(len(local_clips), np.int64)
+        for j, c in enumerate(local_clips):
+            g = index.get(c)
+            if corpus is None:
+                if g is not None:
+                    raise UserError(f"{what}: the events of clip {c!r} are not contiguous (it reappears near row {row_base}); streaming needs each clip's events together: sort by clip_id")
+                g = index[c] = len(order)
+                order.append(c)
+            else:
+                if g is None:
+                    row = row_base + int((frame["clip_id"] == c).arg_true()[0])
+                    raise UserError(f"events row {row}: clip_id {c!r} is not in the given clip list")
+                if seen[g]:
+                    raise UserError(f"{what}: the events of clip {c!r} are not contiguous (it reappears near row {row_base}); streaming needs each clip's events together: sort by clip_id")
+                seen[g] = True
+            glob[j] = g
+        given = rate if rate is not None else None
+        if given is None and "onset_sample" in frame.columns:
+            r = _rate_from_frame(frame, None)
+            if batch_rate is not None and r != batch_rate:
+                raise UserError(f"{what}: sample rate {r} near row {row_base} differs from {batch_rate} before it")
+            batch_rate = given = r
+        try:
+            encoded = prepare_events(frame, given, local_clips)
+        except UserError as err:
+            raise UserError(f"{what}, batch from row {row_base}: {err}") from None
+        csr = relevance_csr(encoded, list(logic), query_ids=ids, threads=threads)
+        counts = csr.counts()
+        q_parts.append(np.repeat(np.arange(len(ids), dtype=np.uint32), counts))
+        c_parts.append(glob[csr.clip_indices.astype(np.int64)])
+        n_batches += 1
+        n_events += frame.height
+        max_held = max(max_held, frame.height)
+        row_base += frame.height
+
+    carry: list[pa.RecordBatch] = []
+    held = 0
+
+    def pieces():
+        # record batches cut so that the rows held never pass batch_events (plus one clip's tail)
+        for batch in dataset.to_batches(columns=columns, batch_size=min(batch_events, 1 << 20)):
+            start = 0
+            while start < batch.num_rows:
+                take = max(1, min(batch.num_rows - start, batch_events - held))
+                yield batch.slice(start, take)
+                start += take
+
+    for piece in pieces():
+        carry.append(piece)
+        held += piece.num_rows
+        if held < batch_events:
+            continue
+        frame = pl.from_arrow(pa.Table.from_batches(carry))
+        last = frame["clip_id"][-1]
+        # the trailing run of the last clip waits for the next batch: it may continue there
+        same = (frame["clip_id"] == last).to_numpy()
+        cut = len(same) - int(np.argmin(same[::-1])) if not same.all() else 0
+        if cut == 0:  # one clip fills the whole batch: keep reading
+            continue
+        run(frame.slice(0, cut))
+        tail = frame.slice(cut)
+        carry = tail.to_arrow().to_batches() if tail.height else []
+        held = tail.height
+    if held:
+        run(pl.from_arrow(pa.Table.from_batches(carry)))
+
+    if corpus is not None:
+        # clips without events: relevant to the queries an empty clip satisfies (not-only queries)
+        empty = ~seen
+        if empty.any():
+            none = relevance_csr(
+                EventArrays(np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros(0, np.int64), np.zeros(0, np.int64), 1.0, ["_"], []),
+                list(logic), query_ids=ids, threads=1,
+            )
+            hit = np.flatnonzero(none.counts() > 0)
+            missing = np.flatnonzero(empty)
+            q_parts.append(np.repeat(hit.astype(np.uint32), len(missing)))
+            c_parts.append(np.tile(missing, len(hit)))
+    q = np.concatenate(q_parts) if q_parts else np.zeros(0, np.uint32)
+    c = np.concatenate(c_parts).astype(np.int64) if c_parts else np.zeros(0, np.int64)
+    sort = np.lexsort((c, q))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(q, minlength=len(ids)))]).astype(np.uint64)
+    csr = RelevanceCSR(indptr=indptr, clip_indices=c[sort].astype(np.uint32), query_ids=ids, clip_ids=list(order))
+    return csr, StreamStats(n_batches, n_events, max_held)
