@@ -573,37 +573,46 @@ def stream_relevance_csr(
     ids, logic = _query_columns(queries, query_ids)
     rate = sample_rate if sample_rate is not None else _manifest_rate(files)
 
-    corpus = [str(c) for c in clip_ids] if clip_ids is not None else None
-    index: dict[str, int] = {c: i for i, c in enumerate(corpus)} if corpus is not None else {}
-    if corpus is not None and len(index) != len(corpus):
+    # clip ids live in polars columns (Arrow strings), not Python dicts: at a million clips the
+    # difference is hundreds of megabytes
+    corpus = pl.DataFrame({"clip_id": pl.Series([str(c) for c in clip_ids], dtype=pl.String)}).with_row_index("g") if clip_ids is not None else None
+    if corpus is not None and corpus["clip_id"].n_unique() != corpus.height:
         raise UserError("clip list: a clip id is listed twice")
-    order: list[str] = [] if corpus is None else corpus
-    seen = np.zeros(len(corpus), bool) if corpus is not None else None
+    order = pl.Series("clip_id", [], dtype=pl.String)  # clips met so far, when no clip list is given
+    seen = np.zeros(corpus.height, bool) if corpus is not None else None
     q_parts: list[np.ndarray] = []
     c_parts: list[np.ndarray] = []
     n_batches = n_events = max_held = 0
     batch_rate: float | None = None
     row_base = 0
 
+    def not_contiguous(clip: str):
+        return UserError(
+            f"{what}: the events of clip {clip!r} are not contiguous (it reappears near row {row_base}); "
+            "streaming needs each clip's events together: sort by clip_id"
+        )
+
     def run(frame: pl.DataFrame) -> None:
-        nonlocal n_batches, n_events, max_held, batch_rate, row_base
-        local_clips = frame["clip_id"].cast(pl.String).unique(maintain_order=True).to_list()
-        glob = np.empty(len(local_clips), np.int64)
-        for j, c in enumerate(local_clips):
-            g = index.get(c)
-            if corpus is None:
-                if g is not None:
-                    raise UserError(f"{what}: the events of clip {c!r} are not contiguous (it reappears near row {row_base}); streaming needs each clip's events together: sort by clip_id")
-                g = index[c] = len(order)
-                order.append(c)
-            else:
-                if g is None:
-                    row = row_base + int((frame["clip_id"] == c).arg_true()[0])
-                    raise UserError(f"events row {row}: clip_id {c!r} is not in the given clip list")
-                if seen[g]:
-                    raise UserError(f"{what}: the events of clip {c!r} are not contiguous (it reappears near row {row_base}); streaming needs each clip's events together: sort by clip_id")
-                seen[g] = True
-            glob[j] = g
+        nonlocal n_batches, n_events, max_held, batch_rate, row_base, order
+        local = frame["clip_id"].cast(pl.String).unique(maintain_order=True)
+        local_clips = local.to_list()
+        if corpus is None:
+            again = order.is_in(local.implode()) if len(order) else pl.Series([], dtype=pl.Boolean)
+            if again.any():
+                raise not_contiguous(order.filter(again)[0])
+            glob = np.arange(len(order), len(order) + len(local), dtype=np.int64)
+            order = pl.concat([order, local.rename("clip_id")], rechunk=False)
+        else:
+            joined = pl.DataFrame({"clip_id": local}).join(corpus, on="clip_id", how="left", maintain_order="left")
+            unknown = joined["g"].is_null()
+            if unknown.any():
+                c = joined["clip_id"].filter(unknown)[0]
+                row = row_base + int((frame["clip_id"] == c).arg_true()[0])
+                raise UserError(f"events row {row}: clip_id {c!r} is not in the given clip list")
+            glob = joined["g"].cast(pl.Int64).to_numpy()
+            if seen[glob].any():
+                raise not_contiguous(local_clips[int(np.argmax(seen[glob]))])
+            seen[glob] = True
         given = rate if rate is not None else None
         if given is None and "onset_sample" in frame.columns:
             r = _rate_from_frame(frame, None)
@@ -617,7 +626,7 @@ def stream_relevance_csr(
         csr = relevance_csr(encoded, list(logic), query_ids=ids, threads=threads)
         counts = csr.counts()
         q_parts.append(np.repeat(np.arange(len(ids), dtype=np.uint32), counts))
-        c_parts.append(glob[csr.clip_indices.astype(np.int64)])
+        c_parts.append(glob[csr.clip_indices.astype(np.int64)].astype(np.uint32))
         n_batches += 1
         n_events += frame.height
         max_held = max(max_held, frame.height)
@@ -628,7 +637,10 @@ def stream_relevance_csr(
 
     def pieces():
         # record batches cut so that the rows held never pass batch_events (plus one clip's tail)
-        for batch in dataset.to_batches(columns=columns, batch_size=min(batch_events, 1 << 20)):
+        # no read-ahead: Arrow would otherwise decode several files ahead, and memory would grow
+        # with the file size rather than with the batch
+        scanner = dataset.scanner(columns=columns, batch_size=min(batch_events, 1 << 20), batch_readahead=0, fragment_readahead=0, use_threads=False)
+        for batch in scanner.to_batches():
             start = 0
             while start < batch.num_rows:
                 take = max(1, min(batch.num_rows - start, batch_events - held))
@@ -665,10 +677,11 @@ def stream_relevance_csr(
             hit = np.flatnonzero(none.counts() > 0)
             missing = np.flatnonzero(empty)
             q_parts.append(np.repeat(hit.astype(np.uint32), len(missing)))
-            c_parts.append(np.tile(missing, len(hit)))
+            c_parts.append(np.tile(missing.astype(np.uint32), len(hit)))
     q = np.concatenate(q_parts) if q_parts else np.zeros(0, np.uint32)
-    c = np.concatenate(c_parts).astype(np.int64) if c_parts else np.zeros(0, np.int64)
+    c = np.concatenate(c_parts) if c_parts else np.zeros(0, np.uint32)
     sort = np.lexsort((c, q))
     indptr = np.concatenate([[0], np.cumsum(np.bincount(q, minlength=len(ids)))]).astype(np.uint64)
-    csr = RelevanceCSR(indptr=indptr, clip_indices=c[sort].astype(np.uint32), query_ids=ids, clip_ids=list(order))
+    clip_list = corpus["clip_id"].to_list() if corpus is not None else order.to_list()
+    csr = RelevanceCSR(indptr=indptr, clip_indices=c[sort].astype(np.uint32), query_ids=ids, clip_ids=clip_list)
     return csr, StreamStats(n_batches, n_events, max_held)
