@@ -158,17 +158,38 @@ def annotate_compare(n_events: int, batch: int, scratch: Path) -> list[dict]:
 
 
 def ray_compare(n: int, queries_per_task: int, scratch: Path) -> dict:
-    from reasonaudio.build import BuildConfig, build
+    """The render phase of one plan three ways: this process on 1 thread, on every core, and Ray
+    tasks on a local cluster with one CPU per core (cluster start-up timed apart)."""
+    import ray
 
-    cfg = BuildConfig(clips=n, queries_per_task=queries_per_task)
-    res = {"clips": n, "cores": os.cpu_count()}
-    for label, kwargs in (("plain_1_thread", {"threads": 1}), ("plain_all_threads", {}), ("ray_local", {"ray": "local"})):
+    from reasonaudio.build import BuildConfig, plan_build, render_local
+    from reasonaudio.distributed import render_on_ray
+
+    cores = os.cpu_count() or 1
+    res: dict = {"clips": n, "cores": cores}
+    plans = {t: plan_build(BuildConfig(clips=n, queries_per_task=queries_per_task, threads=t)) for t in (1, 0)}
+    for label, threads in (("plain_1_thread", 1), ("plain_all_cores", 0)):
         out = scratch / label
-        c = BuildConfig(**{**cfg.__dict__, "threads": kwargs.get("threads", 0)})
+        out.mkdir()
         t0 = time.perf_counter()
-        build(out, c, progress=False, ray=kwargs.get("ray"))
-        res[f"{label}_s"] = round(time.perf_counter() - t0, 2)
+        render_local(plans[threads], str(out), 0, n, False)
+        res[f"{label}_render_s"] = round(time.perf_counter() - t0, 2)
         shutil.rmtree(out)
+    t0 = time.perf_counter()
+    ray.init(num_cpus=cores, include_dashboard=False, log_to_driver=False)
+    res["ray_init_s"] = round(time.perf_counter() - t0, 2)
+    try:
+        out = scratch / "ray"
+        out.mkdir()
+        t0 = time.perf_counter()
+        render_on_ray(plans[0], str(out), "local", False)
+        res["ray_render_s"] = round(time.perf_counter() - t0, 2)
+        shutil.rmtree(out)
+    finally:
+        ray.shutdown()
+    res["ray_clips_per_cpu_s"] = round(n / res["ray_render_s"] / cores, 1)
+    res["plain_clips_per_core_s"] = round(n / res["plain_1_thread_render_s"], 1)
+    res["load_average_1min"] = os.getloadavg()[0]
     return res
 
 
