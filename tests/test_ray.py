@@ -60,3 +60,20 @@ def test_failing_task_leaves_nothing(cluster, tmp_path: Path, monkeypatch) -> No
     with pytest.raises(ray.exceptions.RayTaskError, match="FileNotFoundError"):
         build(tmp_path / "r", BuildConfig(**SMALL), ray="local", progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_memory_uri_is_refused(cluster, tmp_path: Path) -> None:
+    from reasonaudio.errors import UserError
+
+    with pytest.raises(UserError, match="memory://"):
+        build("memory://ray-test/b", BuildConfig(**SMALL), ray="local", progress=False)
+
+
+def test_clips_missing_after_rendering_are_reported(tmp_path: Path) -> None:
+    from reasonaudio.distributed import _check_written
+    from reasonaudio.errors import UserError
+
+    (tmp_path / "a.wav").write_bytes(b"")
+    _check_written(str(tmp_path), ["audio/a.wav"])
+    with pytest.raises(UserError, match="1 of 2 clips did not reach"):
+        _check_written(str(tmp_path), ["audio/a.wav", "audio/b.wav"])

@@ -111,6 +111,18 @@ def test_shard_cli(tmp_path: Path, capsys) -> None:
     assert json.loads((out / "shard.json").read_text())["clip_range"] == [200, 300]
 
 
+def test_more_shards_than_clips(tmp_path: Path) -> None:
+    small = {**SMALL, "clips": 2, "queries_per_task": 0}
+    build(tmp_path / "plain", BuildConfig(**small), progress=False)
+    dirs = []
+    for k in range(3):  # 3 shards of 2 clips: one shard is empty
+        dirs.append(str(tmp_path / f"s{k}"))
+        build(dirs[-1], BuildConfig(**small), shard=(k, 3), progress=False)
+    assert json.loads((tmp_path / "s0" / "shard.json").read_text())["clip_range"] == [0, 0]
+    merge(dirs, tmp_path / "m", progress=False)
+    assert tree_digest(tmp_path / "m") == tree_digest(tmp_path / "plain")
+
+
 def test_memory_uri_build_and_merge(plain, shards, tmp_path: Path) -> None:
     fsspec = pytest.importorskip("fsspec")
     mem = fsspec.filesystem("memory")

@@ -44,6 +44,21 @@ def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, faul
     return peaks, gains
 
 
+def _check_written(audio_url: str, rel_paths: list[str]) -> None:
+    """Every clip reached the staging location: a plain local path that some workers do not share
+    would otherwise lose their clips silently."""
+    from reasonaudio import storage
+
+    fs, path = storage.location(audio_url)
+    found = {p.rpartition("/")[2] for p in fs.find(path)}
+    missing = [p for p in rel_paths if p.rpartition("/")[2] not in found]
+    if missing:
+        raise UserError(
+            f"{len(missing)} of {len(rel_paths)} clips did not reach {audio_url} (first: {missing[0]}): with a "
+            "multi-machine cluster, write to a shared filesystem or a URI every worker opens (s3://, gs://)"
+        )
+
+
 def task_chunk(n_clips: int, cpus: int) -> int:
     """Clips per task: about four tasks per CPU (load balance, retries cost little), at least 16
     clips so scheduling stays small next to rendering, at most 2,048 so a task's plan slice and
@@ -55,6 +70,8 @@ def render_on_ray(plan, audio_url: str, address: str, progress: bool) -> tuple[n
     """Renders every clip of `plan` with Ray tasks into `audio_url`; returns peaks and gains."""
     from tqdm.auto import tqdm
 
+    if audio_url.startswith("memory://"):
+        raise UserError("--ray cannot write to memory://: that filesystem lives in one process, the workers cannot see it")
     ray = _ray()
     started_here = False
     if not ray.is_initialized():
@@ -83,15 +100,22 @@ def render_on_ray(plan, audio_url: str, address: str, progress: bool) -> tuple[n
         }
         peaks = np.zeros(n, np.float64)
         gains = np.zeros(n, np.float64)
-        with tqdm(total=n, desc=f"render ({cpus} Ray CPUs)", unit="clip", disable=not progress) as bar:
-            while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
-                for ref in done:
-                    lo, hi = pending.pop(ref)
-                    p, g = ray.get(ref)
-                    peaks[lo:hi] = p
-                    gains[lo:hi] = g
-                    bar.update(hi - lo)
+        try:
+            with tqdm(total=n, desc=f"render ({cpus} Ray CPUs)", unit="clip", disable=not progress) as bar:
+                while pending:
+                    done, _ = ray.wait(list(pending), num_returns=1)
+                    for ref in done:
+                        lo, hi = pending.pop(ref)
+                        p, g = ray.get(ref)
+                        peaks[lo:hi] = p
+                        gains[lo:hi] = g
+                        bar.update(hi - lo)
+        except BaseException:
+            # the staging area is about to be removed: tasks still running must not write into it
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+        _check_written(audio_url, paths)
         return peaks, gains
     finally:
         if started_here:
