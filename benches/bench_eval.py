@@ -83,7 +83,7 @@ def main() -> None:
     t = time.perf_counter()
     for _ in rank_embeddings(q, c, batch_size=256, depth=100):
         pass
-    print(f"rank_embeddings top-100 (FAISS + tie re-sort):     {time.perf_counter() - t:6.3f} s")
+    print(f"rank_embeddings top-100 (FAISS filter + canonical):{time.perf_counter() - t:6.3f} s")
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

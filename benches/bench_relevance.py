@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reasonaudio.contract.reference import holds
+
 from reasonaudio import _core
 
 SAMPLE_RATE = 16_000
@@ -93,32 +95,7 @@ def rust_engine(ev: dict[str, np.ndarray], n_clips: int, logic: list[str], threa
     )
 
 
-def reference_holds(events: list[dict[str, Any]], logic: dict, sample_rate: float) -> bool:
-    """The contract's table, read literally (same reading as tests/test_annotate.py)."""
-
-    def E(label: str) -> list[dict[str, Any]]:
-        return [x for x in events if x["label"] == label]
-
-    def holds(constraint: dict) -> bool:
-        ((kind, arg),) = constraint.items()
-        if kind == "has":
-            return len(E(arg)) > 0
-        if kind == "not":
-            return len(E(arg)) == 0
-        if kind == "before":
-            return any(x["offset"] <= y["onset"] for x in E(arg[0]) for y in E(arg[1]))
-        if kind == "overlap":
-            return any(
-                min(x["offset"], y["offset"]) - max(x["onset"], y["onset"]) > 0 for x in E(arg[0]) for y in E(arg[1])
-            )
-        lo, hi = arg.get("min_s"), arg.get("max_s")
-        return any(
-            (lo is None or (x["offset"] - x["onset"]) / sample_rate >= lo)
-            and (hi is None or (x["offset"] - x["onset"]) / sample_rate <= hi)
-            for x in E(arg["label"])
-        )
-
-    return all(holds(c) for c in logic["all"])
+reference_holds = holds  # the contract's reference reading (reasonaudio.contract.reference)
 
 
 def python_reference(ev: dict[str, np.ndarray], n_clips: int, logic: list[str]) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reasonaudio import _core
+from reasonaudio.contract.reference import holds
 from reasonaudio.annotate import annotate, positive_labels, prepare_events, relevance_csr
 from reasonaudio.errors import UserError
 
@@ -20,37 +21,7 @@ EVENT_LABELS = ["a", "b", "c"]
 QUERY_LABELS = EVENT_LABELS + ["zzz"]
 
 
-def reference_holds(events: list[dict[str, Any]], logic: dict, sample_rate: float) -> bool:
-    """The contract's table, read literally."""
-
-    def E(label: str) -> list[dict[str, Any]]:
-        return [x for x in events if x["label"] == label]
-
-    def dur(x: dict[str, Any]) -> float:
-        return (x["offset"] - x["onset"]) / sample_rate
-
-    def holds(constraint: dict) -> bool:
-        ((kind, arg),) = constraint.items()
-        if kind == "has":
-            return len(E(arg)) > 0
-        if kind == "not":
-            return len(E(arg)) == 0
-        if kind == "before":
-            A, B = arg
-            return any(x["offset"] <= y["onset"] for x in E(A) for y in E(B))
-        if kind == "overlap":
-            A, B = arg
-            return any(
-                min(x["offset"], y["offset"]) - max(x["onset"], y["onset"]) > 0 for x in E(A) for y in E(B)
-            )
-        if kind == "duration":
-            min_s, max_s = arg.get("min_s"), arg.get("max_s")
-            return any(
-                (min_s is None or dur(x) >= min_s) and (max_s is None or dur(x) <= max_s) for x in E(arg["label"])
-            )
-        raise AssertionError(kind)
-
-    return all(holds(c) for c in logic["all"])
+reference_holds = holds  # the contract's reference reading (reasonaudio.contract.reference)
 
 
 @st.composite

@@ -102,5 +102,5 @@ def test_cli_streams_a_dataset_directory(bench: Path, dataset: Path, tmp_path: P
     out = capsys.readouterr().out
     assert "streamed 1" in out and "batches" in out
     assert pl.read_parquet(streamed).equals(pl.read_parquet(plain))
-    assert main([*args, "--batch-events", "0"]) == 2
+    assert main([*args, "--batch-events", "0", "--force"]) == 2
     assert "--batch-events must be >= 1" in capsys.readouterr().err

@@ -107,7 +107,7 @@ def test_save_load_round_trip_and_resample(lib: AtomLibrary, tmp_path: Path) -> 
     assert back.labels == small.labels and back.phrases == small.phrases and back.sources == small.sources
     np.testing.assert_array_equal(back.audio_flat, small.audio_flat)
     np.testing.assert_array_equal(back.offsets, small.offsets)
-    with pytest.raises(UserError, match="already exists"):
+    with pytest.raises(UserError, match="earlier atom library; pass --force"):
         small.save(out)
     up = AtomLibrary.load(out, sample_rate=22050)
     assert up.sample_rate == 22050

@@ -119,7 +119,7 @@ def test_cli_import_list_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = tmp_path / "atoms"
     assert main(["atoms", "import", str(src), "--out", str(out)]) == 0
     assert main(["atoms", "import", str(src), "--out", str(out)]) == 2
-    assert "already exists" in capsys.readouterr().err
+    assert "earlier atom library; pass --force" in capsys.readouterr().err
     assert main(["atoms", "import", str(src), "--out", str(out), "--force", "--sample-rate", "22050"]) == 0
     assert AtomLibrary.load(out).sample_rate == 22050
     capsys.readouterr()

@@ -78,7 +78,7 @@ def test_plain_logic_words() -> None:
 
 def test_site_layout_and_cards(site, bench: Path) -> None:
     out, data = site
-    assert sorted(p.name for p in out.iterdir()) == ["audio", "audit.css", "audit.js", "cards.js", "index.html", "spec"]
+    assert sorted(p.name for p in out.iterdir()) == [".reasonaudio-output", "audio", "audit.css", "audit.js", "cards.js", "index.html", "spec"]
     assert read_cards_js(out) == data
     assert data["bench"]["manifest_sha256"] == manifest_sha256(bench)
     assert re.fullmatch(r"[0-9a-f]{16}", data["site_id"])
@@ -160,8 +160,16 @@ def test_site_refusals(bench: Path, tmp_path: Path, capsys) -> None:
     with pytest.raises(UserError, match="not empty"):
         build_site(bench, out)
     assert (out / "keep.txt").is_file()
-    build_site(bench, out, per_task=1, force=True)
-    assert not (out / "keep.txt").exists() and (out / "index.html").is_file()
+    # --force replaces only an earlier site, never a folder of someone else's files
+    with pytest.raises(UserError, match="holds no reasonaudio audit site"):
+        build_site(bench, out, per_task=1, force=True)
+    assert (out / "keep.txt").is_file()
+    site = tmp_path / "site2"
+    build_site(bench, site, per_task=1)
+    with pytest.raises(UserError, match="pass --force"):
+        build_site(bench, site, per_task=1)
+    build_site(bench, site, per_task=2, force=True)
+    assert (site / "index.html").is_file()
     with pytest.raises(UserError, match="--per-task must be at least 1"):
         build_site(bench, tmp_path / "s2", per_task=0)
     with pytest.raises(UserError, match="--seed must be 0 or more, got -1"):

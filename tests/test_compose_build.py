@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compose_fakes import ToneLibrary, ToneSource
-from reasonaudio.compose.build import BuildConfig, balanced_plan, build, read_dataset
+from reasonaudio.compose.build import ComposeConfig, balanced_plan, build_set, read_dataset
 from reasonaudio.compose.mixing import concat_with_gap, fit_background, gap_samples, scale_to_snr, snr_db
 from reasonaudio.compose.speech import RecordingSource, TtsSource
 from reasonaudio.errors import UserError
@@ -76,8 +76,8 @@ def test_concat_gap_is_sample_exact():
 
 def _build_env(tmp_path: Path, name: str, seed: int = 0, n: int = 12, task: str = "math") -> tuple[dict, list[dict], Path]:
     out = tmp_path / name
-    cfg = BuildConfig(cue="environment", task=task, n=n, snrs=(0.0, 10.0, 20.0), sample_rate=SR, seed=seed)
-    build(out, cfg, source=ToneSource(SR), library=ToneLibrary(SR))
+    cfg = ComposeConfig(cue="environment", task=task, n=n, snrs=(0.0, 10.0, 20.0), sample_rate=SR, seed=seed)
+    build_set(out, cfg, source=ToneSource(SR), library=ToneLibrary(SR))
     manifest, rows = read_dataset(out)
     return manifest, rows, out
 
@@ -121,10 +121,10 @@ def test_build_is_byte_identical_for_a_seed(tmp_path):
 
 def test_build_refuses_existing_and_replaces_with_force(tmp_path):
     _build_env(tmp_path, "x")
-    with pytest.raises(UserError, match="already exists"):
+    with pytest.raises(UserError, match="earlier compose set; pass --force"):
         _build_env(tmp_path, "x")
-    cfg = BuildConfig(cue="gender", task="asr", n=4, sample_rate=SR)
-    build(tmp_path / "x", cfg, source=ToneSource(SR), force=True)
+    cfg = ComposeConfig(cue="gender", task="asr", n=4, sample_rate=SR)
+    build_set(tmp_path / "x", cfg, source=ToneSource(SR), force=True)
     manifest, rows = read_dataset(tmp_path / "x")
     assert manifest["params"]["cue"] == "gender" and len(rows) == 4
     assert [p.name for p in tmp_path.iterdir()] == ["x"]  # no temp siblings left
@@ -134,8 +134,8 @@ def test_build_refuses_existing_and_replaces_with_force(tmp_path):
 def test_tts_refuses_emotion_and_speaks_both_genders(tmp_path):
     tts = TtsSource(SR)
     with pytest.raises(UserError, match="emotion"):
-        build(tmp_path / "e", BuildConfig(cue="emotion", task="asr", n=4, sample_rate=SR), source=tts)
-    build(tmp_path / "g", BuildConfig(cue="gender", task="facts", n=4, sample_rate=22050, seed=1))
+        build_set(tmp_path / "e", ComposeConfig(cue="emotion", task="asr", n=4, sample_rate=SR), source=tts)
+    build_set(tmp_path / "g", ComposeConfig(cue="gender", task="facts", n=4, sample_rate=22050, seed=1))
     _, rows = read_dataset(tmp_path / "g")
     genders = Counter(s["gender"] for r in rows for s in r["segments"])
     assert genders == {"female": 4, "male": 4}
@@ -151,14 +151,14 @@ def test_recordings_csv_emotion_and_errors(tmp_path):
         lines.append(f"clips/c{i}.wav,Sentence number {i}.,{gen},{emo}")
     csv_path = tmp_path / "rec.csv"
     csv_path.write_text("\n".join(lines) + "\n")
-    build(tmp_path / "emo", BuildConfig(cue="emotion", task="asr", n=12, sample_rate=SR, speech=str(csv_path)))
+    build_set(tmp_path / "emo", ComposeConfig(cue="emotion", task="asr", n=12, sample_rate=SR, speech=str(csv_path)))
     manifest, rows = read_dataset(tmp_path / "emo")
     assert [c["value"] for c in manifest["cue_values"]] == ["angry", "happy", "sad"]
     for r in rows:
         assert [s["emotion"] for s in r["segments"]] == [s["cue_value"] for s in r["segments"]]
         assert r["segments"][0]["text"] != r["segments"][1]["text"]
     with pytest.raises(UserError, match="answers"):
-        build(tmp_path / "m", BuildConfig(cue="emotion", task="math", n=4, sample_rate=SR, speech=str(csv_path)))
+        build_set(tmp_path / "m", ComposeConfig(cue="emotion", task="math", n=4, sample_rate=SR, speech=str(csv_path)))
     bad = tmp_path / "bad.csv"
     bad.write_text("path,text,gender,emotion\nmissing.wav,hi,F,ANG\n")
     with pytest.raises(UserError, match=r"bad.csv:2: audio file 'missing.wav' does not exist"):

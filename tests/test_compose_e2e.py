@@ -10,7 +10,7 @@ import pytest
 
 from compose_fakes import ToneLibrary, ToneSource
 from reasonaudio.cli import main
-from reasonaudio.compose.build import BuildConfig, build
+from reasonaudio.compose.build import ComposeConfig, build_set
 from reasonaudio.compose.runner import CommandModel, run
 from reasonaudio.compose.score import score_dataset
 
@@ -21,7 +21,7 @@ HERE = Path(__file__).parent
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("e2e")
-    build(tmp / "set", BuildConfig(cue="environment", task="math", n=8, snrs=(0.0, 20.0), sample_rate=SR, seed=5),
+    build_set(tmp / "set", ComposeConfig(cue="environment", task="math", n=8, snrs=(0.0, 20.0), sample_rate=SR, seed=5),
           source=ToneSource(SR), library=ToneLibrary(SR))
     assert main(["compose", "prompts", str(tmp / "set"), "--out", str(tmp / "prompts.jsonl")]) == 0
     model = CommandModel(f"{sys.executable} {HERE / 'compose_fake_model.py'}")

@@ -11,7 +11,7 @@ import pytest
 
 from compose_fakes import ToneLibrary, ToneSource
 from reasonaudio.cli import main
-from reasonaudio.compose.build import BuildConfig, build, read_dataset
+from reasonaudio.compose.build import ComposeConfig, build_set, read_dataset
 from reasonaudio.compose.convert import _target_index, import_study
 from reasonaudio.compose.score import score_dataset
 from reasonaudio.compose.study import study_label
@@ -44,7 +44,7 @@ def _outputs(rows):
 @pytest.fixture(scope="module")
 def env_set(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("study")
-    build(tmp / "set", BuildConfig(cue="environment", task="math", n=N, snrs=(0.0, 20.0), sample_rate=SR, seed=3),
+    build_set(tmp / "set", ComposeConfig(cue="environment", task="math", n=N, snrs=(0.0, 20.0), sample_rate=SR, seed=3),
           source=ToneSource(SR), library=ToneLibrary(SR))
     _, rows = read_dataset(tmp / "set")
     (tmp / "outputs.jsonl").write_text("".join(json.dumps(o) + "\n" for o in _outputs(rows)))

@@ -79,7 +79,7 @@ def test_merge_cli_and_refusals(plain, shards, tmp_path: Path, capsys) -> None:
         assert message in err and err.count("\n") == 1
         assert not (tmp_path / "x").exists() and leftovers(tmp_path, "x") == []
     assert main(["merge", *map(str, shards), "--out", str(out), "--quiet"]) == 2
-    assert "not empty" in capsys.readouterr().err
+    assert "holds an earlier benchmark; pass --force" in capsys.readouterr().err
 
 
 def test_merge_refuses_shards_of_another_build(shards, tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_memory_uri_build_and_merge(plain, shards, tmp_path: Path) -> None:
     build("memory://ra-test/bench", BuildConfig(**SMALL), progress=False)
     assert tree_digest("memory://ra-test/bench") == plain[1]
     assert [p["name"] for p in mem.ls("/ra-test")] == ["/ra-test/bench"]  # staging prefix gone
-    with pytest.raises(UserError, match="not empty"):
+    with pytest.raises(UserError, match="holds an earlier benchmark; pass --force"):
         build("memory://ra-test/bench", BuildConfig(**SMALL), progress=False)
     # shards on one filesystem, merged onto another
     for k in (0, 2):

@@ -97,27 +97,13 @@ class RelevanceCSR:
 def positive_labels(logic: LogicLike) -> list[str]:
     """Distinct labels a query mentions positively (`has`, `before`, `overlap`, `duration`), in
     order of first mention: a hard negative must contain all of them (spec §3.2)."""
-    obj = _logic_object(logic)
-    constraints = obj.get("all")
-    if not isinstance(constraints, list):
-        raise UserError(f'logic must be {{"all": [...]}}, got {json.dumps(obj)[:120]}')
-    out: list[str] = []
-    for index, constraint in enumerate(constraints):
-        if not isinstance(constraint, Mapping) or len(constraint) != 1:
-            raise UserError(f"constraint {index} {json.dumps(constraint)[:120]}: expected an object with one key")
-        ((kind, arg),) = constraint.items()
-        if kind == "has":
-            found = [arg]
-        elif kind in ("before", "overlap"):
-            found = list(arg) if isinstance(arg, list) and len(arg) == 2 else None
-        elif kind == "duration":
-            found = [arg.get("label")] if isinstance(arg, Mapping) else None
-        else:
-            found = []
-        if found is None or not all(isinstance(label, str) for label in found):
-            raise UserError(f"constraint {index} {json.dumps(constraint)[:120]}: malformed {kind!r}")
-        out.extend(label for label in found if label not in out)
-    return out
+    from reasonaudio.contract import logic as contract_logic
+
+    text = logic if isinstance(logic, str) else json.dumps(logic)
+    try:
+        return contract_logic.positive_labels(contract_logic.parse_logic(text))
+    except contract_logic.LogicError as err:
+        raise UserError(f"logic {text[:120]}: {err}") from None
 
 
 def _logic_object(logic: LogicLike) -> Mapping[str, Any]:
@@ -158,6 +144,22 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
         rate = float(sample_rate)
         if not (math.isfinite(rate) and rate > 0):
             raise UserError(f"sample_rate must be a positive number, got {sample_rate!r}")
+        # a rate that contradicts what the events themselves say would silently shift every time
+        if "sample_rate" in events.columns:
+            known = events["sample_rate"].drop_nulls().unique().to_list()
+            if len(known) == 1 and float(known[0]) != rate:
+                raise UserError(
+                    f"sample rate {sample_rate} contradicts the events' own {known[0]} Hz (the benchmark's manifest); "
+                    "leave --sample-rate out"
+                )
+        if {"onset_s", "offset_s"} <= set(events.columns) and events.height:
+            samples = events["offset_sample"].cast(pl.Float64).to_numpy()
+            seconds = events["offset_s"].cast(pl.Float64).to_numpy()
+            if not np.allclose(samples / rate, seconds, rtol=0, atol=1e-6):
+                raise UserError(
+                    f"sample rate {sample_rate} contradicts the events' offset_s (offset_sample / offset_s is not {sample_rate}); "
+                    "leave --sample-rate out or give the rate the samples were counted at"
+                )
         return rate
     if "sample_rate" in events.columns:
         rates = events["sample_rate"].drop_nulls().unique()
@@ -242,6 +244,10 @@ def prepare_events(
     if backwards.any():
         row = int(np.argmax(backwards))
         raise UserError(f"events row {row}: offset ({offset[row]}) is before onset ({onset[row]})")
+    negative = onset < 0
+    if negative.any():
+        row = int(np.argmax(negative))
+        raise UserError(f"events row {row}: onset ({onset[row]}) is negative; times count from the start of the clip")
 
     if clip_ids is None:
         clips = clip_col.unique(maintain_order=True).to_list()
@@ -408,6 +414,10 @@ def _read_strong_labels(path: Path, separator: str) -> tuple[pl.DataFrame, list[
             raise UserError(
                 f"{path}, line {bad['line'][0]}: {source} must be a number of seconds, got {bad[source][0]!r}"
             )
+    negative = times.filter(pl.col("onset_s") < 0)
+    if negative.height:
+        row = negative.row(0, named=True)
+        raise UserError(f"{path}, line {row['line']}: {onset_c} ({row[onset_c]}) is negative; times count from the start of the file")
     backwards = times.filter(pl.col("offset_s") < pl.col("onset_s"))
     if backwards.height:
         row = backwards.row(0, named=True)
@@ -462,28 +472,25 @@ def read_queries(path: str | os.PathLike[str]) -> pl.DataFrame:
     return frame
 
 
-def write_qrels(qrels: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
+def write_qrels(
+    qrels: pl.DataFrame, path: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str]] = (), force: bool = True
+) -> Path:
     """Writes qrels atomically: .parquet (query_id, clip_id, relevance), or .tsv in BEIR's
-    layout (`query-id<TAB>corpus-id<TAB>score` with a header row)."""
+    layout (`query-id<TAB>corpus-id<TAB>score` with a header row). Never over one of `inputs`."""
+    from reasonaudio.outputs import output_file
+
     path = Path(path)
     if path.suffix not in (".parquet", ".tsv"):
         raise UserError(f"{path}: output must end in .parquet or .tsv")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with output_file(path, inputs=inputs, force=force) as tmp:
         if path.suffix == ".parquet":
-            qrels.select("query_id", "clip_id", "relevance").write_parquet(tmp_name)
+            qrels.select("query_id", "clip_id", "relevance").write_parquet(tmp)
         else:
             qrels.select(
                 pl.col("query_id").alias("query-id"),
                 pl.col("clip_id").alias("corpus-id"),
                 pl.col("relevance").alias("score"),
-            ).write_csv(tmp_name, separator="\t", quote_style="never")
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+            ).write_csv(tmp, separator="\t", quote_style="never")
     return path
 
 
@@ -498,6 +505,7 @@ class StreamStats:
     batches: int
     events: int
     max_batch_events: int
+    clips_without_events: int = 0  # clips of the given clip list that no event names
 
 
 def _event_files(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -684,4 +692,4 @@ def stream_relevance_csr(
     indptr = np.concatenate([[0], np.cumsum(np.bincount(q, minlength=len(ids)))]).astype(np.uint64)
     clip_list = corpus["clip_id"].to_list() if corpus is not None else order.to_list()
     csr = RelevanceCSR(indptr=indptr, clip_indices=c[sort].astype(np.uint32), query_ids=ids, clip_ids=clip_list)
-    return csr, StreamStats(n_batches, n_events, max_held)
+    return csr, StreamStats(n_batches, n_events, max_held, int((~seen).sum()) if seen is not None else 0)

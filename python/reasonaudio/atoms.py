@@ -16,6 +16,7 @@ import csv
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,26 +192,14 @@ class AtomLibrary:
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> Path:
         """Write the library directory atomically (temporary sibling, then rename)."""
+        from reasonaudio.outputs import output_directory
+
         dest = Path(path)
-        if dest.exists() and not overwrite:
-            raise UserError(f"{dest} already exists; choose another path or pass --force to replace it")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
-        try:
+        with output_directory(dest, "atom library", force=overwrite) as tmp:
             (tmp / "audio").mkdir()
             for i, atom_id in enumerate(self.atom_ids):
                 sf.write(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate, subtype="FLOAT")
             self.to_frame().write_parquet(tmp / "atoms.parquet")
-            if dest.exists():
-                old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-                dest.rename(old)
-                tmp.rename(dest)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                tmp.rename(dest)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return dest
 
 
@@ -402,9 +391,11 @@ def import_folder(
         raise UserError(f"sample rate must be at least 4000 Hz, got {sample_rate}")
     if not 0 < min_duration_s < max_duration_s:
         raise UserError(f"need 0 < min_duration_s < max_duration_s, got {min_duration_s} and {max_duration_s}")
+    from reasonaudio.outputs import check_directory, check_not_an_input
+
     out_dir = Path(out)
-    if out_dir.exists() and not overwrite:
-        raise UserError(f"{out_dir} already exists; choose another path or pass --force to replace it")
+    check_not_an_input(out_dir, [src_dir] + ([Path(labels_csv)] if labels_csv is not None else []))
+    check_directory(out_dir, "atom library", overwrite)
 
     rejected: list[tuple[str, str]] = []
     if labels_csv is not None:
@@ -492,8 +483,11 @@ def contact_sheet(
     out_png: str | os.PathLike[str],
     columns: int = 10,
     indices: Iterable[int] | None = None,
+    progress: bool = False,
 ) -> Path:
     """A grid of log-mel images of the atoms, each titled with its label (written atomically)."""
+    from tqdm.auto import tqdm
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -507,7 +501,7 @@ def contact_sheet(
     fig, axes = plt.subplots(rows, columns, figsize=(columns * 1.9, rows * 1.35), squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
-    for ax, i in zip(axes.ravel(), chosen):
+    for ax, i in tqdm(list(zip(axes.ravel(), chosen)), desc="contact sheet", unit="atom", disable=not progress, leave=False):
         spec = log_mel(lib.audio(i), lib.sample_rate)
         vmax = spec.max()
         ax.imshow(spec, origin="lower", aspect="auto", cmap="magma", vmin=vmax - 80, vmax=vmax,
@@ -518,14 +512,14 @@ def contact_sheet(
         ax.tick_params(axis="x", labelsize=5, length=2, pad=1)
     fig.suptitle(f"{len(chosen)} atoms, log-mel (64 bands, 30 Hz-{lib.sample_rate // 2} Hz), seconds on x", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
+    from reasonaudio.outputs import output_file
+
     dest = Path(out_png)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.stem}.tmp-{os.getpid()}.png")
     try:
-        fig.savefig(tmp, dpi=90)
-        os.replace(tmp, dest)
+        with output_file(dest, force=True) as tmp:
+            if progress:
+                print("drawing the sheet …", file=sys.stderr, flush=True)
+            fig.savefig(tmp, dpi=90)
     finally:
         plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
     return dest

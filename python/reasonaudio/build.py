@@ -590,14 +590,28 @@ def build(
     """Build a whole benchmark into `out` (a path or an fsspec URI); returns it. Deterministic in
     `config`. `shard=(k, n)` renders only shard k of n (see `reasonaudio.shard`); `ray` ("local" or
     a cluster address) renders on a Ray cluster. `out=None` only plans and returns the BuildPlan."""
-    from reasonaudio.atoms import AtomLibrary
-    from reasonaudio.storage import Output
+    from reasonaudio.storage import Output, is_uri
 
     config = config or BuildConfig()
     config.check()
     if shard is not None and ray is not None:
         raise UserError("--shard and --ray are two ways to split a build: choose one")
-    dest = None if out is None else Output(out, force)
+    if out is None:
+        return _plan(config)
+    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
+    kind = SHARD_KIND if shard is not None else "benchmark"
+    with Output(out, kind, inputs=library_inputs, force=force) as dest:
+        _realize(_plan(config), dest, progress=progress, shard=shard, ray=ray)
+    return out if is_uri(out) else Path(out)
+
+
+SHARD_KIND = "benchmark shard"
+
+
+def _plan(config: BuildConfig) -> BuildPlan:
+    """Plan a benchmark: everything decided before rendering (the same wherever it runs)."""
+    from reasonaudio.atoms import AtomLibrary
+
     t0 = time.perf_counter()
     library = AtomLibrary.open(config.atoms, sample_rate=config.sample_rate)
     labels = list(library.labels)
@@ -689,37 +703,28 @@ def build(
         config, library, audio, offsets, params, list(thresholds), final, clip_ids, specs, query_ids,
         rel, positives, negatives, planned, hard_counts, t_plan,
     )
-    if dest is None:
-        return plan
-    return _realize(plan, dest, progress=progress, shard=shard, ray=ray)
+    return plan
 
 
 def _realize(plan: BuildPlan, dest, *, progress: bool, shard: tuple[int, int] | None, ray: str | None):
-    """Renders the plan (here, as one shard, or on Ray) and writes it atomically into `dest`."""
+    """Renders the plan (here, as one shard, or on Ray) into the staged output `dest`."""
     t0 = time.perf_counter()
-    root = dest.begin()
-    try:
-        if shard is not None:
-            from reasonaudio.shard import write_shard
+    if shard is not None:
+        from reasonaudio.shard import write_shard
 
-            write_shard(plan, dest, root, shard, progress)
-        else:
-            if ray is not None:
-                from reasonaudio.distributed import render_on_ray
+        write_shard(plan, dest, dest.root, shard, progress)
+        return
+    if ray is not None:
+        from reasonaudio.distributed import render_on_ray
 
-                peaks, gains = render_on_ray(plan, dest.audio_url, ray, progress)
-            else:
-                peaks, gains = render_local(plan, dest.audio_url, 0, plan.n_clips, progress)
-            t_render = time.perf_counter() - t0
-            if progress:
-                # timings stay out of the manifest: it must be byte-identical across runs
-                print(f"planned corpus and queries in {plan.seconds:.2f} s, rendered audio in {t_render:.2f} s")
-            write_benchmark(plan, root, peaks, gains)
-        dest.commit()
-    except BaseException:
-        dest.abort()
-        raise
-    return dest.target if dest.remote else Path(dest.target)
+        peaks, gains = render_on_ray(plan, dest.audio_url, ray, progress)
+    else:
+        peaks, gains = render_local(plan, dest.audio_url, 0, plan.n_clips, progress)
+    t_render = time.perf_counter() - t0
+    if progress:
+        # timings stay out of the manifest: it must be byte-identical across runs
+        print(f"planned corpus and queries in {plan.seconds:.2f} s, rendered audio in {t_render:.2f} s")
+    write_benchmark(plan, dest.root, peaks, gains)
 
 
 def _write_json(path: Path, obj) -> None:

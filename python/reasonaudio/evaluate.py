@@ -71,6 +71,18 @@ def _relevance(benchmark: Benchmark, query_ids: list[str], clip_ids: list[str]) 
     return [np.unique(np.asarray(r, dtype=np.int64)) for r in relevant]
 
 
+def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
+    """All-zero rows score 0 against everything and identical rows tie everywhere: results are then
+    decided by the tie-break (clip order), not by the model. Say so instead of reporting silently."""
+    import sys
+
+    zero = int((~vectors.any(axis=1)).sum())
+    if zero:
+        print(f"reasonaudio: warning: {what}: {zero} of {len(vectors)} are all zero (they tie with every clip at score 0)", file=sys.stderr)
+    elif len(vectors) > 1 and np.unique(vectors, axis=0).shape[0] == 1:
+        print(f"reasonaudio: warning: {what}: all {len(vectors)} are identical; rankings are decided by the tie-break", file=sys.stderr)
+
+
 def evaluate(
     benchmark: Benchmark,
     model: RetrievalModel,
@@ -94,6 +106,8 @@ def evaluate(
     if isinstance(model, EmbeddingModel):
         query_vectors = as_float32_matrix(model.encode_queries(queries), f"{model.spec}: query embeddings", len(queries.ids))
         clip_vectors = as_float32_matrix(model.encode_clips(clips), f"{model.spec}: clip embeddings", len(clips.ids))
+        _warn_degenerate(query_vectors, f"{model.spec}: query embeddings")
+        _warn_degenerate(clip_vectors, f"{model.spec}: clip embeddings")
         # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
         ranker = EmbeddingRanker(query_vectors, clip_vectors)
         batches = ranker.rank(depth=TOP_K, batch_size=batch_size, progress=progress)
@@ -122,10 +136,15 @@ def evaluate(
         # Rankings stop at TOP_K (every cutoff); a first relevant clip deeper than that is located
         # by counting the clips that outrank it under the same scores.
         first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
-        for i in np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0)):
+        deep = np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0))
+        # one BLAS product for the batch's deep rows: the filter each canonical deep rank starts from
+        approx = ranker.approximate_rows(start + deep) if ranker is not None and deep.size else None
+        if ranker is not None and deep.size:
+            ranks = ranker.deep_ranks(start + deep, [relevant[start + int(i)] for i in deep], approx)
+            first[deep] = np.maximum(ranks, ranking.shape[1])
+        for i in deep if ranker is None else ():
             row = start + int(i)
-            rank = ranker.deep_rank(row, relevant[row]) if ranker is not None else deep_rank(score_matrix[row], relevant[row])
-            first[i] = max(rank, ranking.shape[1])
+            first[i] = max(deep_rank(score_matrix[row], relevant[row]), ranking.shape[1])
         per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b], first))
         first_ranks.append(np.where(first >= 0, first + 1, -1))
         ranking_parts.append(

@@ -20,7 +20,8 @@ from typing import Callable, Sequence
 import numpy as np
 import polars as pl
 
-from reasonaudio.dataset import TASKS
+from reasonaudio.contract import TASKS
+from reasonaudio.contract.reference import is_before, overlaps
 from reasonaudio.errors import UserError
 
 # --- text helpers -------------------------------------------------------------------------------
@@ -377,7 +378,7 @@ class ClipView:
 
     def before_pairs(self) -> list[tuple[int, int]]:
         n = len(self.labels)
-        return [(self.labels[i], self.labels[j]) for i in range(n) for j in range(n) if i != j and self.offsets[i] <= self.onsets[j]]
+        return [(self.labels[i], self.labels[j]) for i in range(n) for j in range(n) if i != j and is_before(self.offsets[i], self.onsets[j])]
 
     def overlap_pairs(self) -> list[tuple[int, int]]:
         n = len(self.labels)
@@ -385,7 +386,7 @@ class ClipView:
             (self.labels[i], self.labels[j])
             for i in range(n)
             for j in range(n)
-            if i != j and min(self.offsets[i], self.offsets[j]) - max(self.onsets[i], self.onsets[j]) > 0
+            if i != j and overlaps(self.onsets[i], self.offsets[i], self.onsets[j], self.offsets[j])
         ]
 
 

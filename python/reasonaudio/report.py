@@ -19,19 +19,18 @@ Everything is written to a temporary sibling directory first and renamed into pl
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from reasonaudio.errors import UserError
 from reasonaudio.metrics import AVG, METRIC_NAMES
+from reasonaudio.outputs import check_not_an_input, kind_of, output_directory
 
 RESULTS_FORMAT = "reasonaudio-results/1"
+RESULTS_KIND = "eval results"
+REPORT_KIND = "report"
 LABELS = {
     "acc@1": "Acc@1",
     "ndcg@10": "nDCG@10",
@@ -41,28 +40,6 @@ LABELS = {
     "recall@100": "R@100",
     "mrr": "MRR",
 }
-
-
-@contextmanager
-def atomic_directory(out: Path) -> Iterator[Path]:
-    """Yield a temporary sibling of `out`; on success it replaces `out`, on failure it is removed."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a directory")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, old)
-    os.replace(tmp, out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _pct(x: float) -> str:
@@ -191,26 +168,39 @@ def render_markdown(run: dict) -> str:
     )
 
 
-def write_results(result, out: Path, *, figures: bool = True, tsne_queries: int = 8, seed: int = 0) -> Path:
+def write_results(
+    result, out: Path, *, figures: bool = True, tsne_queries: int = 8, seed: int = 0, force: bool = False
+) -> Path:
+    """Write a run's results directory (refusing anything but an earlier results directory, which
+    `force` replaces)."""
+    with output_directory(out, RESULTS_KIND, force=force) as tmp:
+        write_results_into(result, tmp, figures=figures, tsne_queries=tsne_queries, seed=seed)
+    return Path(out)
+
+
+def write_results_into(result, tmp: Path, *, figures: bool = True, tsne_queries: int = 8, seed: int = 0) -> None:
+    """Write a run's results into the empty directory `tmp`."""
     run = results_dict(result)
     run["label"] = result.spec
-    with atomic_directory(Path(out)) as tmp:
-        serialised = {k: v for k, v in run.items() if k != "label"}
-        (tmp / "results.json").write_text(json.dumps(serialised, indent=2, sort_keys=True) + "\n")
-        (tmp / "report.md").write_text(render_markdown(run))
-        result.per_query.write_parquet(tmp / "per_query.parquet")
-        result.rankings.write_parquet(tmp / "rankings.parquet")
-        result.two_option_pairs.write_parquet(tmp / "two_option.parquet")
-        if result.captions is not None:
-            result.captions.write_parquet(tmp / "captions.parquet")
-        if figures:
-            (tmp / "figures").mkdir()
-            task_bars([run], tmp / "figures" / "tasks.png")
-            if run["two_option"]:
-                two_option_bars([run], tmp / "figures" / "two_option.png")
-            if result.query_vectors is not None:
-                tsne_plot(result, tmp / "figures" / "tsne.png", n_queries=tsne_queries, seed=seed)
-    return Path(out)
+    serialised = {k: v for k, v in run.items() if k != "label"}
+    (tmp / "results.json").write_text(json.dumps(serialised, indent=2, sort_keys=True) + "\n")
+    (tmp / "report.md").write_text(render_markdown(run))
+    result.per_query.write_parquet(tmp / "per_query.parquet")
+    result.rankings.write_parquet(tmp / "rankings.parquet")
+    result.two_option_pairs.write_parquet(tmp / "two_option.parquet")
+    if result.captions is not None:
+        result.captions.write_parquet(tmp / "captions.parquet")
+    if figures:
+        (tmp / "figures").mkdir()
+        task_bars([run], tmp / "figures" / "tasks.png")
+        if run["two_option"]:
+            two_option_bars([run], tmp / "figures" / "two_option.png")
+        if result.query_vectors is not None:
+            import sys
+
+            # t-SNE of a few hundred points takes tens of seconds on two cores: say what runs
+            print("figures: t-SNE of query, positive and hard-negative embeddings …", file=sys.stderr, flush=True)
+            tsne_plot(result, tmp / "figures" / "tsne.png", n_queries=tsne_queries, seed=seed)
 
 
 def load_run(path: Path) -> dict:
@@ -227,8 +217,14 @@ def load_run(path: Path) -> dict:
     return run
 
 
-def compare(paths: Sequence[Path], out: Path) -> Path:
+def is_report(path: Path) -> bool:
+    """Whether `path` is a comparison written by `compare` (a glob such as runs/* catches them)."""
+    return Path(path).is_dir() and (kind_of(Path(path)) == REPORT_KIND or (Path(path) / "comparison.json").is_file())
+
+
+def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
     """Several runs side by side: one markdown table, one grouped bar chart."""
+    check_not_an_input(out, paths)
     if not paths:
         raise UserError("report: give at least one results directory")
     runs = [load_run(p) for p in paths]
@@ -263,7 +259,7 @@ def compare(paths: Sequence[Path], out: Path) -> Path:
         two_option_table(runs),
         "",
     ]
-    with atomic_directory(Path(out)) as tmp:
+    with output_directory(out, REPORT_KIND, inputs=paths, force=force) as tmp:
         (tmp / "report.md").write_text("\n".join(lines))
         (tmp / "comparison.json").write_text(
             json.dumps({"runs": [{"path": str(p), **r} for p, r in zip(paths, runs)]}, indent=2, sort_keys=True) + "\n"

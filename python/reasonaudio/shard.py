@@ -60,10 +60,8 @@ def write_shard(plan, dest, root: Path, shard: tuple[int, int], progress: bool) 
         "plan_sha256": plan.fingerprint(),
         "build": {key: v for key, v in asdict(plan.config).items() if key != "threads"},
     }
+    # written last, and moved last onto a remote filesystem: a shard is complete when it exists
     (root / SHARD_JSON).write_text(json.dumps(meta, indent=2) + "\n")
-    # the shard's commit marker: storage.Output moves manifest.json last, so a remote shard
-    # counts as written exactly when this file exists
-    (root / "manifest.json").write_text(json.dumps({"shard_of": meta["plan_sha256"], "shard": k, "shards": n_shards}) + "\n")
 
 
 def read_shard(location: str) -> dict:
@@ -72,8 +70,8 @@ def read_shard(location: str) -> dict:
 
     fs, path = storage.location(location)
     meta_path = f"{path.rstrip('/')}/{SHARD_JSON}"
-    if not fs.exists(f"{path.rstrip('/')}/manifest.json") or not fs.exists(meta_path):
-        raise UserError(f"{location}: not a finished shard (no {SHARD_JSON}/manifest.json; was it built with --shard K/N?)")
+    if not fs.exists(meta_path):
+        raise UserError(f"{location}: not a finished shard (no {SHARD_JSON}; was it built with --shard K/N?)")
     try:
         meta = json.loads(fs.cat_file(meta_path))
     except (OSError, json.JSONDecodeError) as err:
@@ -111,22 +109,21 @@ def merge(shards: list[str], out: str | Path, *, force: bool = False, progress: 
         names = ", ".join(f"{k}/{total}" for k in missing)
         raise UserError(f"missing shard(s) {names} (got {len(by_k)} of {total})")
 
-    dest = storage.Output(out, force)
-    # The tables need the whole plan: planning is deterministic and cheap next to rendering, so it
-    # runs again here and must reproduce the shards' fingerprint.
     config = BuildConfig(**first["build"], threads=threads)
-    plan = build(None, config, progress=False)
-    if plan.fingerprint() != first["plan_sha256"]:
-        raise UserError(
-            f"re-planning the build of {first['location']} gives another plan than its shards "
-            "(another tool version or atom library?): build the shards and merge with the same installation"
-        )
-    n = plan.n_clips
-    peaks = np.full(n, np.nan, np.float64)
-    gains = np.full(n, np.nan, np.float64)
-    paths = plan.rel_paths
-    root = dest.begin()
-    try:
+    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
+    with storage.Output(out, "benchmark", inputs=[*shards, *library_inputs], force=force) as dest:
+        # The tables need the whole plan: planning is deterministic and cheap next to rendering, so
+        # it runs again here and must reproduce the shards' fingerprint.
+        plan = build(None, config, progress=False)
+        if plan.fingerprint() != first["plan_sha256"]:
+            raise UserError(
+                f"re-planning the build of {first['location']} gives another plan than its shards "
+                "(another tool version or atom library?): build the shards and merge with the same installation"
+            )
+        n = plan.n_clips
+        peaks = np.full(n, np.nan, np.float64)
+        gains = np.full(n, np.nan, np.float64)
+        paths = plan.rel_paths
         with tqdm(total=n, desc="merge", unit="clip", disable=not progress) as bar:
             for k in range(first["shards"]):
                 m = by_k[k]
@@ -136,14 +133,11 @@ def merge(shards: list[str], out: str | Path, *, force: bool = False, progress: 
                     raise UserError(f"{m['location']}/{RENDER_STATS}: does not list clips {lo}..{hi - 1} in order")
                 peaks[lo:hi] = stats["peak"].to_numpy()
                 gains[lo:hi] = stats["gain"].to_numpy()
-                _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{p.rpartition('/')[2]}" for p in paths[lo:hi]], m["location"])
+                names = [p.rpartition("/")[2] for p in paths[lo:hi]]
+                _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
                 bar.update(hi - lo)
-        write_benchmark(plan, root, peaks, gains)
-        dest.commit()
-    except BaseException:
-        dest.abort()
-        raise
-    return dest.target if dest.remote else Path(dest.target)
+        write_benchmark(plan, dest.root, peaks, gains)
+    return out if storage.is_uri(out) else Path(out)
 
 
 def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) -> None:

@@ -9,6 +9,7 @@ manifest exists, and readers (and `reasonaudio merge`) look for the manifest fir
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -47,57 +48,57 @@ def _join(base: str, rel: str) -> str:
 
 
 class Output:
-    """An output directory being written. Tables go to `root` (always a local directory); audio to
-    `audio_fs`/`audio_dir` (the same place when local, the remote staging prefix otherwise)."""
+    """An output directory being written, as a context manager: on normal exit the staged output
+    is put into place, on an exception it is removed. Tables go to `root` (always a local
+    directory); audio to `audio_url` (the same place when local, the remote staging prefix
+    otherwise). A local output follows `reasonaudio.outputs` (lock, kind marker, refusals)."""
 
-    def __init__(self, target: str | os.PathLike, force: bool):
+    def __init__(self, target: str | os.PathLike, kind: str, *, inputs=(), force: bool = False):
         self.target = target
+        self.kind = kind
         self.force = force
+        self.inputs = [i for i in inputs if not is_uri(i)]
         self.remote = is_uri(target)
-        if self.remote:
-            self.fs, self.path = open_fs(str(target))
-            self.display = str(target)
-        else:
-            self.fs, self.path = local_fs(), str(Path(target))
-            self.display = str(target)
-        self.check()
         self.root: Path | None = None
         self._remote_tmp: str | None = None
-
-    # -- before writing ---------------------------------------------------------------------------
-
-    def check(self) -> None:
-        """Refuses a target that is a file, or a non-empty directory without --force."""
+        self._local = None
         if self.remote:
-            fs, path = self.fs, self.path
-            if fs.exists(path) and not fs.isdir(path):
-                raise UserError(f"{self.display}: exists and is not a directory")
-            if fs.exists(path) and fs.ls(path) and not self.force:
-                raise UserError(f"{self.display}: directory is not empty (pass --force to replace it)")
-            return
-        out = Path(self.target)
-        if out.exists() and not out.is_dir():
-            raise UserError(f"{out}: exists and is not a directory")
-        if out.exists() and any(out.iterdir()) and not self.force:
-            raise UserError(f"{out}: directory is not empty (pass --force to replace it)")
-
-    def begin(self) -> Path:
-        """Creates the staging area; returns the local directory the tables are written to."""
-        self.check()  # again: the directory may have changed while the corpus was planned
-        if self.remote:
-            self.root = Path(tempfile.mkdtemp(prefix="reasonaudio-stage-"))
-            parent, _, name = self.path.rstrip("/").rpartition("/")
-            self._remote_tmp = _join(parent, f".{name}.tmp-{uuid.uuid4().hex[:12]}") if parent else f".{name}.tmp-{uuid.uuid4().hex[:12]}"
-            self.fs.makedirs(_join(self._remote_tmp, "audio"), exist_ok=True)
+            self.fs, self.path = open_fs(str(target))
+            self.path = self.path.rstrip("/")
         else:
-            out = Path(self.target)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            self.root = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+            self.fs, self.path = None, os.path.abspath(target)
+
+    # -- context ----------------------------------------------------------------------------------
+
+    def __enter__(self) -> "Output":
+        if not self.remote:
+            from reasonaudio.outputs import output_directory
+
+            self._local = output_directory(self.target, self.kind, inputs=self.inputs, force=self.force)
+            self.root = self._local.__enter__()
             (self.root / "audio").mkdir()
-        return self.root
+            return self
+        self._check_remote()
+        self.root = Path(tempfile.mkdtemp(prefix="reasonaudio-stage-"))
+        parent, _, name = self.path.rpartition("/")
+        token = f".{name}.tmp-{uuid.uuid4().hex[:12]}"
+        self._remote_tmp = _join(parent, token) if parent else token
+        self.fs.makedirs(_join(self._remote_tmp, "audio"), exist_ok=True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if not self.remote:
+            return bool(self._local.__exit__(exc_type, exc, tb))
+        if exc_type is None:
+            self._commit_remote()
+        else:
+            self._abort_remote()
+        return False
 
     @property
     def audio_fs(self):
+        if self.fs is None:
+            self.fs = local_fs()
         return self.fs
 
     @property
@@ -115,45 +116,61 @@ class Output:
         protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
         return f"{protocol}://{self.audio_dir}"
 
-    # -- finishing --------------------------------------------------------------------------------
+    # -- remote outputs ---------------------------------------------------------------------------
 
-    def commit(self) -> None:
-        """Puts the staged output into place (see the module docstring for what atomic means)."""
-        if not self.remote:
-            out = Path(self.target)
-            if out.exists():
-                trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-                out.rename(trash / "old")
-                self.root.rename(out)
-                shutil.rmtree(trash, ignore_errors=True)
-            else:
-                self.root.rename(out)
+    def _check_remote(self) -> None:
+        """The refusals of `reasonaudio.outputs`, on a remote filesystem (it has no locks)."""
+        from reasonaudio.outputs import MARKER
+
+        fs, path, shown = self.fs, self.path, str(self.target)
+        if not fs.exists(path):
             return
+        if not fs.isdir(path):
+            raise UserError(f"{shown}: exists and is not a directory")
+        if not fs.ls(path):
+            return
+        try:
+            kind = json.loads(fs.cat_file(_join(path, MARKER)))["kind"]
+        except (OSError, ValueError, KeyError, TypeError):
+            kind = None
+        if kind != self.kind:
+            raise UserError(f"{shown}: directory is not empty and holds no reasonaudio {self.kind}; refusing to replace it (choose another --out)")
+        if not self.force:
+            raise UserError(f"{shown}: holds an earlier {self.kind}; pass --force to replace it")
+
+    def _commit_remote(self) -> None:
+        from reasonaudio.outputs import MARKER
+
         fs, tmp = self.fs, self._remote_tmp
+        self._check_remote()  # again: the location may have changed while the output was made
+        (self.root / MARKER).write_text(json.dumps({"kind": self.kind}) + "\n")
         local = sorted(p for p in self.root.rglob("*") if p.is_file())
         rels = [p.relative_to(self.root).as_posix() for p in local]
         for parent in sorted({r.rpartition("/")[0] for r in rels if "/" in r}):
             fs.makedirs(_join(tmp, parent), exist_ok=True)  # object stores ignore it; file:// needs it
-        if local:
-            fs.put([str(p) for p in local], [_join(tmp, r) for r in rels])
+        fs.put([str(p) for p in local], [_join(tmp, r) for r in rels])
         if fs.exists(self.path):
             fs.rm(self.path, recursive=True)
-        staged = sorted(fs.find(tmp))
         prefix = tmp.rstrip("/") + "/"
-        moves = [(p, _join(self.path, p[len(prefix):])) for p in staged if p[len(prefix):] != MANIFEST]
-        for parent in sorted({dst.rpartition("/")[0] for _, dst in moves}):
+        staged = sorted(p[len(prefix):] for p in fs.find(tmp))
+        # the files that say "complete" go last: a reader that sees them sees everything else
+        last = [name for name in LAST_FILES if name in staged]
+        order = [r for r in staged if r not in last] + last
+        for parent in sorted({_join(self.path, r).rpartition("/")[0] for r in order}):
             fs.makedirs(parent, exist_ok=True)
-        for src, dst in moves:
-            fs.mv(src, dst)
-        fs.mv(_join(tmp, MANIFEST), _join(self.path, MANIFEST))
+        for rel in order:
+            fs.mv(_join(tmp, rel), _join(self.path, rel))
         _rm_quiet(fs, tmp)
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def abort(self) -> None:
+    def _abort_remote(self) -> None:
         if self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
-        if self.remote and self._remote_tmp is not None:
+        if self._remote_tmp is not None:
             _rm_quiet(self.fs, self._remote_tmp)
+
+
+LAST_FILES = (MANIFEST, "shard.json", ".reasonaudio-output")
 
 
 def _rm_quiet(fs, path: str) -> None:

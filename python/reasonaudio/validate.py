@@ -30,34 +30,18 @@ import polars as pl
 
 from reasonaudio.errors import UserError
 
-TASKS = ("negation", "order", "overlap", "duration", "mix")
-PATTERNS = ("sequential", "overlap")
-MANIFEST_KEYS = ("format_version", "tool_version", "seed", "sample_rate", "params", "counts", "hashes")
+from reasonaudio.contract import (  # noqa: F401  (re-exported: the validator's names of the contract's facts)
+    BEIR_FILES,
+    BEIR_QRELS_HEADER,
+    MANIFEST_KEYS,
+    PATTERNS,
+    SILENCE_ABS,
+    TASKS,
+)
+from reasonaudio.contract import TABLE_SCHEMAS as TABLE_COLUMNS
+from reasonaudio.contract.logic import Constraint, LogicError, parse_logic, task_shape_problem  # noqa: F401
+from reasonaudio.contract.reference import EventIndex, Truth  # noqa: F401
 
-# Column kinds: "str" (String/Categorical), "int" (any integer), "num" (integer or float),
-# "id" (string or integer; atom ids are not fixed to one type by the contract).
-TABLE_COLUMNS: dict[str, dict[str, str]] = {
-    "atoms": {"atom_id": "id", "label": "str", "phrase": "str", "duration_s": "num", "source": "str", "license": "str"},
-    "clips": {"clip_id": "str", "path": "str", "pattern": "str", "duration_s": "num", "n_events": "int"},
-    "events": {
-        "clip_id": "str",
-        "event_index": "int",
-        "atom_id": "id",
-        "label": "str",
-        "onset_sample": "int",
-        "offset_sample": "int",
-        "onset_s": "num",
-        "offset_s": "num",
-        "gain_db": "num",
-    },
-    "queries": {"query_id": "str", "task": "str", "text": "str", "logic": "str"},
-    "qrels": {"query_id": "str", "clip_id": "str", "relevance": "int"},
-    "mc": {"query_id": "str", "positive_clip_id": "str", "negative_clip_id": "str"},
-}
-BEIR_FILES = ("beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv")
-BEIR_QRELS_HEADER = "query-id\tcorpus-id\tscore"
-
-SILENCE_ABS = 1e-3  # contract §3.6: outside every event |x| <= 1e-3
 TIME_TOLERANCE_S = 1e-9  # onset_s must equal onset_sample / sample_rate within this
 DEFAULT_AUDIBLE_DBFS = -50.0
 AUDIBLE_WINDOW_S = 0.05  # loudest 50 ms window, so sparse sounds (knocks, drips) still count as audible
@@ -202,252 +186,6 @@ class _Recorder:
 
 
 # --------------------------------------------------------------------------------------------- logic
-
-
-@dataclass(frozen=True)
-class Constraint:
-    kind: str  # has | not | before | overlap | duration
-    labels: tuple[str, ...]
-    min_s: float | None = None
-    max_s: float | None = None
-
-    @property
-    def positive_labels(self) -> tuple[str, ...]:
-        """Labels a relevant clip must contain (§3.2: has, before, overlap, duration)."""
-        return () if self.kind == "not" else self.labels
-
-    def __str__(self) -> str:
-        if self.kind in ("has", "not"):
-            return f"{self.kind} {self.labels[0]}"
-        if self.kind in ("before", "overlap"):
-            return f"{self.labels[0]} {self.kind} {self.labels[1]}"
-        bounds = []
-        if self.min_s is not None:
-            bounds.append(f">= {self.min_s:g} s")
-        if self.max_s is not None:
-            bounds.append(f"<= {self.max_s:g} s")
-        return f"duration({self.labels[0]}) {' and '.join(bounds)}"
-
-
-class LogicError(ValueError):
-    """A query's logic JSON does not follow §2."""
-
-
-def parse_logic(text: str) -> list[Constraint]:
-    """Parse a §2 logic JSON string into a flat conjunction of constraints."""
-    try:
-        node = json.loads(text)
-    except (json.JSONDecodeError, TypeError) as err:
-        raise LogicError(f"not valid JSON ({err})") from None
-    constraints: list[Constraint] = []
-    _flatten(node, constraints)
-    if not constraints:
-        raise LogicError("empty conjunction")
-    return constraints
-
-
-def _label(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise LogicError(f"{where}: expected a label string, got {value!r}")
-    return value
-
-
-def _seconds(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise LogicError(f"{where}: expected a non-negative number of seconds, got {value!r}")
-    return float(value)
-
-
-def _flatten(node: Any, out: list[Constraint]) -> None:
-    if not isinstance(node, dict) or len(node) != 1:
-        raise LogicError(f"expected an object with exactly one key, got {json.dumps(node)[:80]}")
-    (kind, arg), = node.items()
-    if kind == "all":
-        if not isinstance(arg, list):
-            raise LogicError(f"'all' expects a list, got {json.dumps(arg)[:80]}")
-        for child in arg:
-            _flatten(child, out)
-    elif kind in ("has", "not"):
-        out.append(Constraint(kind, (_label(arg, kind),)))
-    elif kind in ("before", "overlap"):
-        if not isinstance(arg, list) or len(arg) != 2:
-            raise LogicError(f"'{kind}' expects [A, B], got {json.dumps(arg)[:80]}")
-        out.append(Constraint(kind, (_label(arg[0], kind), _label(arg[1], kind))))
-    elif kind == "duration":
-        if not isinstance(arg, dict) or "label" not in arg:
-            raise LogicError(f"'duration' expects {{label, min_s?, max_s?}}, got {json.dumps(arg)[:80]}")
-        unknown = set(arg) - {"label", "min_s", "max_s"}
-        if unknown:
-            raise LogicError(f"'duration' has unknown key(s) {sorted(unknown)}")
-        min_s = _seconds(arg["min_s"], "duration.min_s") if arg.get("min_s") is not None else None
-        max_s = _seconds(arg["max_s"], "duration.max_s") if arg.get("max_s") is not None else None
-        if min_s is None and max_s is None:
-            raise LogicError("'duration' needs min_s or max_s")
-        if min_s is not None and max_s is not None and min_s > max_s:
-            raise LogicError(f"'duration' min_s {min_s} > max_s {max_s}")
-        out.append(Constraint("duration", (_label(arg["label"], "duration.label"),), min_s, max_s))
-    else:
-        raise LogicError(f"unknown constraint {kind!r} (expected all/has/not/before/overlap/duration)")
-
-
-def task_shape_problem(task: str, constraints: list[Constraint]) -> str | None:
-    """Why `constraints` do not fit `task` (§2 task shapes), or None.
-
-    Each task must test its own kind of reasoning; a redundant `has` is tolerated everywhere, any other
-    mixture of kinds belongs to `mix`.
-    """
-    kinds = [c.kind for c in constraints]
-    kind_set = set(kinds)
-    if task == "negation":
-        if "not" not in kind_set or "has" not in kind_set:
-            return "negation needs a `has` and a `not`"
-        if kind_set - {"has", "not"}:
-            return f"negation may only use has/not, found {sorted(kind_set - {'has', 'not'})}"
-    elif task == "order":
-        if "before" not in kind_set:
-            return "order needs a `before`"
-        if kind_set - {"before", "has"}:
-            return f"order may only use before/has, found {sorted(kind_set - {'before', 'has'})}"
-    elif task == "overlap":
-        if "overlap" not in kind_set:
-            return "overlap needs an `overlap`"
-        if kind_set - {"overlap", "has"}:
-            return f"overlap may only use overlap/has, found {sorted(kind_set - {'overlap', 'has'})}"
-    elif task == "duration":
-        if kinds.count("duration") != 1:
-            return f"duration needs exactly one duration bound, found {kinds.count('duration')}"
-        if kind_set - {"duration", "has"}:
-            return f"duration may only use duration/has, found {sorted(kind_set - {'duration', 'has'})}"
-    elif task == "mix":
-        if not 2 <= len(constraints) <= 3:
-            return f"mix needs two or three constraints, found {len(constraints)}"
-        if len(kind_set) < 2:
-            return f"mix needs constraints of different kinds, found only {kinds[0]}"
-    else:
-        return f"unknown task {task!r} (expected one of {', '.join(TASKS)})"
-    return None
-
-
-# --------------------------------------------------------------------------------------- evaluation
-
-
-@dataclass
-class Truth:
-    """Per-clip truth of a constraint or query: nominal, and its bounds under the margin."""
-
-    nominal: np.ndarray  # bool[n_clips]
-    robust: np.ndarray  # holds under every perturbation of onsets/offsets by up to m
-    possible: np.ndarray  # holds under some perturbation
-
-    def __and__(self, other: "Truth") -> "Truth":
-        return Truth(self.nominal & other.nominal, self.robust & other.robust, self.possible & other.possible)
-
-
-class EventIndex:
-    """The events table as per-label numpy columns over clip positions, for vectorised §2 evaluation."""
-
-    def __init__(self, events: pl.DataFrame, clip_ids: list[str], sample_rate: int) -> None:
-        self.n_clips = len(clip_ids)
-        self.sample_rate = sample_rate
-        position = pl.DataFrame({"clip_id": clip_ids, "clip": np.arange(self.n_clips, dtype=np.int64)})
-        frame = events.select("clip_id", "label", "onset_sample", "offset_sample").join(position, on="clip_id", how="inner")
-        frame = frame.select(
-            "label",
-            pl.col("clip").cast(pl.Int64),
-            pl.col("onset_sample").cast(pl.Int64).alias("on"),
-            pl.col("offset_sample").cast(pl.Int64).alias("off"),
-        )
-        self.by_label: dict[str, pl.DataFrame] = {
-            key[0]: part.drop("label") for key, part in frame.partition_by("label", as_dict=True).items()
-        }
-        self._present: dict[str, np.ndarray] = {}
-        self._empty = pl.DataFrame(schema={"clip": pl.Int64, "on": pl.Int64, "off": pl.Int64})
-
-    def events(self, label: str) -> pl.DataFrame:
-        return self.by_label.get(label, self._empty)
-
-    def present(self, label: str) -> np.ndarray:
-        if label not in self._present:
-            mask = np.zeros(self.n_clips, dtype=bool)
-            mask[self.events(label)["clip"].to_numpy()] = True
-            self._present[label] = mask
-        return self._present[label]
-
-    def _any_by_clip(self, clips: np.ndarray, per_pair: np.ndarray) -> np.ndarray:
-        mask = np.zeros(self.n_clips, dtype=bool)
-        mask[clips[per_pair]] = True
-        return mask
-
-    def pairs(self, a: str, b: str) -> pl.DataFrame:
-        """Every (x in E_a, y in E_b) in the same clip: clip, on_x, off_x, on_y, off_y."""
-        return self.events(a).join(self.events(b), on="clip", how="inner", suffix="_y").rename({"on": "on_x", "off": "off_x"})
-
-    def truth(self, c: Constraint, slack: float) -> Truth:
-        """Evaluate one constraint; `slack` = 2m in samples (how far a decision quantity can move)."""
-        if c.kind in ("has", "not"):
-            present = self.present(c.labels[0])
-            value = present if c.kind == "has" else ~present
-            return Truth(value, value, value)
-        if c.kind in ("before", "overlap"):
-            pairs = self.pairs(*c.labels)
-            clips = pairs["clip"].to_numpy()
-            if c.kind == "before":
-                # x.offset <= y.onset; the gap y.on - x.off moves by at most 2m
-                gap = (pairs["on_y"] - pairs["off_x"]).to_numpy().astype(np.float64)
-                holds = lambda shift: gap + shift >= 0  # noqa: E731
-            else:
-                # min(off) - max(on) > 0; moves by at most 2m (offs by m one way, ons by m the other)
-                common = (
-                    np.minimum(pairs["off_x"].to_numpy(), pairs["off_y"].to_numpy())
-                    - np.maximum(pairs["on_x"].to_numpy(), pairs["on_y"].to_numpy())
-                ).astype(np.float64)
-                holds = lambda shift: common + shift > 0  # noqa: E731
-            return Truth(
-                self._any_by_clip(clips, holds(0.0)),
-                self._any_by_clip(clips, holds(-slack)),
-                self._any_by_clip(clips, holds(+slack)),
-            )
-        if c.kind == "duration":
-            ev = self.events(c.labels[0])
-            clips = ev["clip"].to_numpy()
-            dur = (ev["off"] - ev["on"]).to_numpy().astype(np.float64)
-            lo = -np.inf if c.min_s is None else c.min_s * self.sample_rate
-            hi = np.inf if c.max_s is None else c.max_s * self.sample_rate
-            return Truth(
-                self._any_by_clip(clips, (dur >= lo) & (dur <= hi)),
-                self._any_by_clip(clips, (dur - slack >= lo) & (dur + slack <= hi)),
-                self._any_by_clip(clips, (dur + slack >= lo) & (dur - slack <= hi)),
-            )
-        raise ValueError(f"unknown constraint kind {c.kind}")
-
-    def evaluate(self, constraints: list[Constraint], slack: float = 0.0) -> Truth:
-        result: Truth | None = None
-        for c in constraints:
-            t = self.truth(c, slack)
-            result = t if result is None else result & t
-        assert result is not None
-        return result
-
-    def relevant(self, constraints: list[Constraint]) -> np.ndarray:
-        return self.evaluate(constraints).nominal
-
-    def explain(self, c: Constraint, clip: int) -> str:
-        """The decision quantity of `c` in one clip, in seconds (for examples)."""
-        sr = self.sample_rate
-        if c.kind in ("before", "overlap"):
-            pairs = self.pairs(*c.labels).filter(pl.col("clip") == clip)
-            if pairs.height == 0:
-                return f"{c}: labels absent"
-            r = pairs.row(0, named=True)
-            if c.kind == "before":
-                return f"{c}: gap {c.labels[0]}.offset -> {c.labels[1]}.onset = {(r['on_y'] - r['off_x']) / sr:.3f} s"
-            common = min(r["off_x"], r["off_y"]) - max(r["on_x"], r["on_y"])
-            return f"{c}: common time = {common / sr:.3f} s"
-        if c.kind == "duration":
-            ev = self.events(c.labels[0]).filter(pl.col("clip") == clip)
-            durs = ", ".join(f"{(r['off'] - r['on']) / sr:.3f} s" for r in ev.iter_rows(named=True))
-            return f"{c}: {c.labels[0]} lasts {durs}"
-        return str(c)
 
 
 # ------------------------------------------------------------------------------------------- loading
@@ -681,6 +419,108 @@ def _check_references(t: Tables, rec: _Recorder) -> None:
 _COUNT_ALIASES = re.compile(r"^(?:n_|num_)?(atoms|clips|events|queries|qrels|mc)(?:_count|_rows|_pairs)?$")
 
 
+def _summary_of(values: np.ndarray) -> dict:
+    """The builder's summary statistics of a count: min, median, mean, max (rounded to 4 places)."""
+    if len(values) == 0:
+        return {}
+    return {
+        "min": round(float(values.min()), 4),
+        "p50": round(float(np.median(values)), 4),
+        "mean": round(float(values.mean()), 4),
+        "max": round(float(values.max()), 4),
+    }
+
+
+def _same_count(claimed, expected) -> bool:
+    if isinstance(expected, dict) and isinstance(claimed, dict):
+        return set(claimed) == set(expected) and all(_same_count(claimed[k], expected[k]) for k in expected)
+    if isinstance(expected, float) or isinstance(claimed, float):
+        return isinstance(claimed, (int, float)) and abs(float(claimed) - float(expected)) <= 1e-4 * max(1.0, abs(float(expected)))
+    if isinstance(expected, list) and isinstance(claimed, list):
+        return len(claimed) == len(expected) and all(_same_count(a, b) for a, b in zip(claimed, expected))
+    return claimed == expected
+
+
+_NOT_RECOMPUTABLE = object()
+
+
+def _count_relevant_per_query(t: Tables):
+    if not t.has("queries", "qrels"):
+        return None
+    per = t["queries"].select("query_id").join(t["qrels"].group_by("query_id").len("n"), on="query_id", how="left")
+    return _summary_of(per["n"].fill_null(0).to_numpy().astype(float)) if per.height else None
+
+
+def _count_clip_durations(t: Tables):
+    if not t.has("clips") or not isinstance((t.manifest or {}).get("counts", {}).get("clip_duration_s"), dict):
+        return None
+    durations = t["clips"]["duration_s"].to_numpy().astype(float)
+    claimed = t.manifest["counts"]["clip_duration_s"]
+    expected = _summary_of(durations)
+    edges = claimed.get("histogram", {}).get("edges")
+    if isinstance(edges, list) and len(edges) > 1:
+        hist, _ = np.histogram(durations, bins=np.asarray(edges, dtype=float))
+        expected["histogram"] = {"edges": edges, "counts": hist.tolist()}
+    return expected
+
+
+def _count_event_modes(t: Tables):
+    if not t.has("events") or "mode" not in t["events"].columns:
+        return None
+    claimed = t.manifest["counts"]["event_modes"]
+    return {m: int((t["events"]["mode"] == m).sum()) for m in claimed}
+
+
+def _count_queries_by_shape(t: Tables):
+    if not t.has("queries") or "shape" not in t["queries"].columns:
+        return None
+    shapes = t["queries"]["shape"].value_counts()
+    return dict(sorted(zip(shapes["shape"].to_list(), shapes["count"].to_list())))
+
+
+def _count_label_use(t: Tables):
+    if not t.has("queries"):
+        return None
+    use: dict[str, int] = {}
+    for text in t["queries"]["logic"].to_list():
+        try:
+            constraints = json.loads(text)["all"]
+        except (ValueError, KeyError, TypeError):
+            return None  # reported by queries.logic
+        positive: list[str] = []
+        negated: list[str] = []
+        for c in constraints:
+            for kind, arg in c.items():
+                if kind == "not":
+                    negated.append(arg)
+                    continue
+                for lab in arg if kind in ("before", "overlap") else [arg["label"]] if kind == "duration" else [arg]:
+                    if lab not in positive:
+                        positive.append(lab)
+        # each distinct positive label once per query, each negated one per mention
+        for lab in positive + negated:
+            use[lab] = use.get(lab, 0) + 1
+    return {
+        "labels_used": len(use),
+        "max": max(use.values(), default=0),
+        "mean": round(float(np.mean(list(use.values()))), 3) if use else 0.0,
+        "per_label": dict(sorted(use.items())),
+    }
+
+
+_DERIVED_COUNTS = {
+    "relevant_per_query": _count_relevant_per_query,
+    "clip_duration_s": _count_clip_durations,
+    "event_modes": _count_event_modes,
+    "queries_by_shape": _count_queries_by_shape,
+    "label_use_in_queries": _count_label_use,
+    # which clips were planned on purpose, and how many hard negatives each query had before
+    # the two-option pairs were drawn, are decisions of the planner, not facts of the tables
+    "planned_hard_negatives": lambda t: _NOT_RECOMPUTABLE,
+    "hard_negatives_per_query": lambda t: _NOT_RECOMPUTABLE,
+}
+
+
 def _check_counts(t: Tables, rec: _Recorder) -> None:
     name = "layout.counts"
     rec.get(name)
@@ -695,7 +535,8 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
         return {} if frame is None else dict(zip(frame[column].to_list(), frame["count"].to_list()))
 
     patterns, tasks = grouped(by_pattern, "pattern"), grouped(by_task, "task")
-    unchecked = []
+    unchecked: list[str] = []
+    informational: list[str] = []
     for key, value in counts.items():
         match = _COUNT_ALIASES.match(key)
         if match and t.has(match.group(1)) and isinstance(value, int):
@@ -719,8 +560,16 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
             # top-level pattern counts; a lone "overlap" could as well count overlap queries
             if value != patterns.get(key, 0):
                 rec.violation(name, f"manifest counts.{key} = {value} but clips.parquet has {patterns.get(key, 0)} {key} clips")
+        elif key in _DERIVED_COUNTS:
+            expected = _DERIVED_COUNTS[key](t)
+            if expected is _NOT_RECOMPUTABLE:
+                informational.append(key)
+            elif expected is not None and not _same_count(value, expected):
+                rec.violation(name, f"manifest counts.{key} = {json.dumps(value)[:200]} but the tables give {json.dumps(expected)[:200]}")
         else:
             unchecked.append(key)
+    if informational:
+        rec.note(name, f"not recomputed here: {', '.join(informational)} (planner decisions; every query's hard negatives are checked by queries.hard_negatives)")
     if unchecked:
         rec.note(name, f"counts not checked (unknown meaning): {', '.join(unchecked)}")
 
@@ -735,6 +584,15 @@ def _check_hashes(t: Tables, rec: _Recorder) -> None:
     unknown: list[str] = []
     verified = 0
     for key, value in hashes.items():
+        if key == "atoms_audio":
+            problem = _atoms_audio_problem(t, value)
+            if problem is None:
+                verified += 1
+            elif problem.startswith("unverifiable"):
+                unknown.append(f"atoms_audio ({problem})")
+            else:
+                rec.violation(name, problem)
+            continue
         candidates = [t.root / key, t.root / f"{key}.parquet"]
         target = next((p for p in candidates if p.is_file()), None)
         algo, digest = None, None
@@ -760,6 +618,28 @@ def _check_hashes(t: Tables, rec: _Recorder) -> None:
         rec.note(name, f"not verifiable (unknown scheme or not a file): {', '.join(unknown)}")
     if missing:
         rec.note(name, f"no hash recorded for {', '.join(missing)}")
+
+
+def _atoms_audio_problem(t: Tables, claimed) -> str | None:
+    """The atom bank's hash (sha256 of every atom's samples as little-endian float32, in atoms.parquet
+    order, at the benchmark's rate) against the library named in the manifest: the embedded
+    procedural one is synthesised again, a library directory is read if it is still there."""
+    build = ((t.manifest or {}).get("params") or {}).get("build") or {}
+    source = build.get("atoms")
+    if not isinstance(claimed, str) or not isinstance(source, str) or t.sample_rate is None:
+        return "unverifiable: no library named in params.build.atoms"
+    from reasonaudio.atoms import AtomLibrary
+
+    if source != "procedural" and not (Path(source) / "atoms.parquet").is_file():
+        return f"unverifiable: the library {source} is not on this machine"
+    try:
+        library = AtomLibrary.open(source, sample_rate=int(t.sample_rate))
+    except Exception as err:  # a library that cannot be read cannot confirm the hash
+        return f"unverifiable: {source}: {err}"
+    digest = hashlib.sha256(np.ascontiguousarray(library.audio_flat, dtype="<f4").tobytes()).hexdigest()
+    if digest != claimed.lower():
+        return f"manifest hashes['atoms_audio'] = {claimed[:16]}... but the atoms of {source} at {t.sample_rate} Hz hash to {digest[:16]}..."
+    return None
 
 
 def _clip_lengths(t: Tables) -> pl.DataFrame:
@@ -1020,7 +900,7 @@ def _background_recorded(manifest: dict | None) -> bool:
     return False
 
 
-def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible_dbfs: float) -> None:
+def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible_dbfs: float, show_progress: bool = False) -> None:
     import soundfile as sf
 
     names = ("audio.readable", "audio.range", "audio.background", "audio.audible")
@@ -1049,7 +929,10 @@ def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible
     ev_on, ev_off = events["onset_sample"].to_numpy(), events["offset_sample"].to_numpy()
 
     n_checked = 0
-    for clip_id, rel_path, duration_s in clips.select("clip_id", "path", "duration_s").iter_rows():
+    from tqdm.auto import tqdm
+
+    rows = clips.select("clip_id", "path", "duration_s")
+    for clip_id, rel_path, duration_s in tqdm(rows.iter_rows(), total=rows.height, desc="audio", unit="clip", disable=not show_progress, leave=False):
         path = t.root / rel_path
         where = f"clip {clip_id} ({rel_path})"
         try:
@@ -1250,6 +1133,7 @@ def validate_benchmark(
     *,
     audible_dbfs: float = DEFAULT_AUDIBLE_DBFS,
     max_examples: int = 10,
+    progress=None,
 ) -> ValidationReport:
     """Check a benchmark directory against every guarantee of the contract; never raises on bad content.
 
@@ -1263,17 +1147,24 @@ def validate_benchmark(
         raise UserError(f"margin must be a finite number >= 0 seconds, got {margin_s}")
     started = time.perf_counter()
     rec = _Recorder(max_examples)
+    stage = progress or (lambda what: None)
+    stage("reading tables")
     t = _read_tables(root, rec)
     _check_manifest(t, rec)
     _check_ids(t, rec)
     _check_references(t, rec)
+    stage("checking counts and hashes")
     _check_counts(t, rec)
     _check_hashes(t, rec)
+    stage("checking events")
     _check_events(t, rec, margin_s)
+    stage("recomputing relevance and margin robustness")
     parsed = _parsed_queries(t, rec)
     _check_relevance(t, rec, margin_s, parsed)
     if check_audio:
-        _check_audio(t, rec, max_audio_files, audible_dbfs)
+        stage("reading audio")
+    if check_audio:
+        _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
     else:
         for n in ("audio.readable", "audio.range", "audio.background", "audio.audible"):
             rec.skip(n, "--no-audio")

@@ -226,13 +226,6 @@ def site_data(bench: Benchmark, cards: list[Card], per_task: int, seed: int, ext
     return {"site_id": hashlib.sha256(body.encode("ascii")).hexdigest()[:16], **payload}
 
 
-def _check_out(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise UserError(f"{out}: directory is not empty (pass --force to replace it)")
-
-
 def build_site(
     bench_path: str | Path,
     out: str | Path,
@@ -247,17 +240,16 @@ def build_site(
 
     `hardlink` links the audio instead of copying it where the file system allows (same bytes, no
     extra space; a benchmark's audio is never rewritten in place), and copies where it does not."""
-    from reasonaudio.report import atomic_directory
+    from reasonaudio.outputs import check_not_an_input, output_directory
 
     out = Path(out)
-    _check_out(out, force)
+    check_not_an_input(out, [bench_path])
     bench = load_benchmark(bench_path)
     cards = sample_cards(bench, per_task, seed, extra)
     paths = dict(zip(bench.clips["clip_id"].to_list(), bench.clips["path"].to_list()))
     durations = dict(zip(bench.clips["clip_id"].to_list(), bench.clips["duration_s"].to_list()))
     used = sorted({clip for c in cards for clip in c.clip_ids})
-    with atomic_directory(out) as tmp:
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a site may be served or shared
+    with output_directory(out, "audit site", inputs=[bench_path], force=force) as tmp:
         (tmp / "audio").mkdir()
         (tmp / "spec").mkdir()
         palette = _palette()

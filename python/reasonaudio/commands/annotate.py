@@ -44,6 +44,7 @@ def add_parser(subparsers) -> None:
         help="stream parquet events in batches of about N rows, memory bounded by the batch (each clip's "
         "events must be contiguous); the default for a directory of parquet files (a dataset) is 1000000",
     )
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     parser.set_defaults(func=run)
 
 
@@ -71,8 +72,14 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.annotate import read_events, read_queries, relevance_csr, write_qrels
 
+    from reasonaudio.outputs import check_not_an_input
+
     if args.threads < 0:
         raise UserError("--threads must be >= 0")
+    inputs = [p for p in (args.events, args.queries, args.clips) if p is not None]
+    check_not_an_input(args.out, inputs)
+    if args.out.exists() and not args.force:
+        raise UserError(f"{args.out}: exists; pass --force to replace it")
     started = time.perf_counter()
     dataset_dir = args.events.is_dir() and not (args.events / "events.parquet").exists()
     queries = read_queries(args.queries)
@@ -85,13 +92,17 @@ def run(args: argparse.Namespace) -> int:
             batch_events=args.batch_events if args.batch_events is not None else 1_000_000,
         )
         n_events = stats.events
+        without = stats.clips_without_events
         print(f"streamed {stats.events} events in {stats.batches} batches (at most {stats.max_batch_events} events held at once)")
     else:
         events = read_events(args.events)
         csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
         n_events = events.height
-    out = write_qrels(csr.to_frame(), args.out)
+        without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
+    out = write_qrels(csr.to_frame(), args.out, inputs=inputs, force=args.force)
     counts = csr.counts()
+    if without:
+        print(f"note: {without} clip(s) of the corpus have no event (listed without events, or only in --clips)")
     corpus = f" (corpus from {clips_path})" if clips_path is not None else ""
     print(
         f"{len(csr.query_ids)} queries x {len(csr.clip_ids)} clips{corpus}, {n_events} events: "

@@ -10,8 +10,11 @@ ATOMS_HELP = "'procedural' for the embedded 200-atom library, or a library direc
 def _show(args: argparse.Namespace) -> int:
     from reasonaudio.atoms import AtomLibrary, contact_sheet
 
+    import sys
+
+    print(f"loading {args.atoms} …", file=sys.stderr, flush=True)
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)
-    out = contact_sheet(lib, args.out, columns=args.columns)
+    out = contact_sheet(lib, args.out, columns=args.columns, progress=True)
     print(f"wrote {out} ({len(lib)} atoms)")
     return 0
 

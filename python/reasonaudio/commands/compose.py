@@ -4,6 +4,7 @@ execute diagnostic, and converters to and from the study's file layout."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from reasonaudio.errors import UserError
@@ -38,6 +39,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("dir", type=Path)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--layers", nargs="+", default=None)
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--prompts", choices=("project", "study"), default="project", dest="style",
                    help="wording and tag names: this project's or the study's")
     p.set_defaults(func=_prompts)
@@ -51,12 +53,14 @@ def add_parser(subparsers) -> None:
     r.add_argument("--layers", nargs="+", default=None)
     r.add_argument("--limit", type=int, default=None, help="only the first N samples")
     r.add_argument("--max-new-tokens", type=int, default=256)
+    r.add_argument("--force", action="store_true", help="replace an existing --out file (a model's outputs are costly: off by default)")
     r.set_defaults(func=_run)
 
     s = sub.add_parser("score", help="score model outputs and write results.json, samples.jsonl, report.md and figures")
     s.add_argument("dirs", type=Path, nargs="+", metavar="DIR")
     s.add_argument("--outputs", type=Path, nargs="+", required=True, help="one outputs JSONL per DIR")
     s.add_argument("--out", required=True, type=Path)
+    s.add_argument("--force", action="store_true", help="replace an earlier results directory at --out")
     s.add_argument("--scoring", choices=("robust", "study"), default="robust",
                    help="robust: this project's parsers; study: the study's code's decisions (docs/compose.md)")
     s.add_argument("--prompts", choices=("project", "study"), default=None,
@@ -99,21 +103,30 @@ def _layers(arg):
 
 
 def _build(args: argparse.Namespace) -> int:
-    from reasonaudio.compose.build import BuildConfig, build
+    from reasonaudio.compose.build import ComposeConfig, build_set
 
-    cfg = BuildConfig(cue=args.cue, task=args.task, n=args.n, snrs=tuple(args.snr), sample_rate=args.sample_rate,
+    cfg = ComposeConfig(cue=args.cue, task=args.task, n=args.n, snrs=tuple(args.snr), sample_rate=args.sample_rate,
                       seed=args.seed, cue_values=tuple(args.cue_values) if args.cue_values else None,
                       math_levels=tuple(args.math_levels), speech=args.speech, atoms=args.atoms, facts=args.facts,
                       builtin_facts=not args.no_builtin_facts)
-    manifest = build(args.out, cfg, force=args.force, progress=True)
+    manifest = build_set(args.out, cfg, force=args.force, progress=True)
     print(f"wrote {manifest['n_samples']} samples to {args.out} (cue {cfg.cue}, task {cfg.task}; "
           f"target positions {manifest['counts']['target_segment']})")
     return 0
 
 
+def _claim_file(out: Path, inputs: list[Path], force: bool) -> None:
+    from reasonaudio.outputs import check_not_an_input
+
+    check_not_an_input(out, inputs)
+    if out.exists() and not force:
+        raise UserError(f"{out}: exists; pass --force to replace it")
+
+
 def _prompts(args: argparse.Namespace) -> int:
     from reasonaudio.compose.prompts import write_prompts
 
+    _claim_file(args.out, [args.dir], args.force)
     n = write_prompts(args.dir, args.out, _layers(args.layers), args.style)
     print(f"wrote {n} prompts to {args.out}")
     return 0
@@ -122,6 +135,7 @@ def _prompts(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from reasonaudio.compose.runner import load_model, run
 
+    _claim_file(args.out, [args.dir] + ([Path(args.prompts)] if args.prompts not in (None, "project", "study") else []), args.force)
     kwargs = {"max_new_tokens": args.max_new_tokens} if args.model.startswith("qwen2-audio:") else {}
     model = load_model(args.model, **kwargs)
     n = run(args.dir, model, args.out, _layers(args.layers), args.prompts, args.limit, progress=True)
@@ -135,8 +149,22 @@ def _score(args: argparse.Namespace) -> int:
 
     if len(args.dirs) != len(args.outputs):
         raise UserError(f"give one --outputs file per set: {len(args.dirs)} set(s), {len(args.outputs)} file(s)")
-    results = [score_dataset(d, o, scoring=args.scoring, prompts=args.prompts) for d, o in zip(args.dirs, args.outputs)]
-    write_report(results, args.out)
+    from reasonaudio.compose.io import read_jsonl
+    from reasonaudio.compose.prompts import LAYERS
+    from reasonaudio.outputs import output_directory
+
+    with output_directory(args.out, "compose results", inputs=[*args.dirs, *args.outputs], force=args.force) as tmp:
+        for outputs in args.outputs:
+            rows = read_jsonl(outputs)
+            if not rows:
+                raise UserError(f"{outputs}: no model outputs (an empty file scores nothing)")
+            seen = {r.get("layer") for r in rows}
+            missing = [layer for layer in LAYERS if layer not in seen]
+            if missing:
+                print(f"reasonaudio compose score: note: {outputs} has no outputs for layer(s) {', '.join(missing)}; they are not scored",
+                      file=sys.stderr)
+        results = [score_dataset(d, o, scoring=args.scoring, prompts=args.prompts) for d, o in zip(args.dirs, args.outputs)]
+        write_report(results, tmp)
     print(f"wrote results.json, samples.jsonl, report.md and figures to {args.out} ({args.scoring} scoring)")
     return 0
 

@@ -7,9 +7,15 @@ from pathlib import Path
 
 MODEL_HELP = (
     "model spec, NAME[:ARG]: clap:DIR | st:DIR | st:minilm | two-stage:CAPTIONER+RANKER "
-    "(captioner oracle | captions=FILE | qwen2audio=DIR; ranker minilm | st=DIR | bm25) | "
-    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | random[:SEED] | oracle"
+    "(captioner oracle | oracle-timed | captions=FILE | qwen2audio=DIR | stepaudio=DIR; ranker minilm | st=DIR | bm25 | bge-m3=DIR | qwen3-emb=DIR) | "
+    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | random[:SEED] | oracle; "
+    "the study's models (lco-omni, e5-omni, omniembed, wav2clip, msclap, stepaudio, bge-m3, qwen3-emb ...): "
+    "`reasonaudio models` lists every spec"
 )
+
+
+#: Specs that embed text only: they rank captions inside `two-stage`, never audio on their own.
+TEXT_ONLY_MODELS = ("st", "minilm")
 
 
 def add_parser(subparsers) -> None:
@@ -23,7 +29,8 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("bench", type=Path, help="benchmark directory (or BEIR folder)")
     parser.add_argument("--model", required=True, help=MODEL_HELP)
-    parser.add_argument("--out", required=True, type=Path, help="results directory (replaced atomically)")
+    parser.add_argument("--out", required=True, type=Path, help="results directory (written atomically; never inside BENCH)")
+    parser.add_argument("--force", action="store_true", help="replace an earlier results directory at --out")
     parser.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
     parser.add_argument("--search-batch", type=int, default=256, help="queries per FAISS search batch (default 256)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (0: none)")
@@ -37,21 +44,35 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
     from reasonaudio.evaluate import evaluate
-    from reasonaudio.report import write_results
+    from reasonaudio.outputs import output_directory
+    from reasonaudio.report import RESULTS_KIND, write_results_into
     from reasonaudio.retrieval import load_any_benchmark
     from reasonaudio.retrieval.base import ModelOptions, load_model
 
+    from reasonaudio.retrieval.base import parse_spec
+
+    name, argument = parse_spec(args.model)
+    if name in TEXT_ONLY_MODELS:
+        # refused before a 10-s model load that could only end in "cannot embed audio"
+        ranker = "minilm" if name == "minilm" else f"st={argument}"
+        raise UserError(
+            f"--model {args.model}: a text encoder cannot embed audio; use it as the ranker of a two-stage model, "
+            f"e.g. --model two-stage:oracle+{ranker}"
+        )
     if args.batch_size < 1 or args.search_batch < 1:
         raise UserError("--batch-size and --search-batch must be at least 1")
     if args.bootstrap < 0:
         raise UserError("--bootstrap must be >= 0")
-    benchmark = load_any_benchmark(args.bench)
-    options = ModelOptions(batch_size=args.batch_size, seed=args.seed, device=args.device, progress=not args.quiet)
-    model = load_model(args.model, options)
-    result = evaluate(
-        benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet
-    )
-    out = write_results(result, args.out, figures=not args.no_figures, seed=args.seed)
+    # --out is claimed (checked and locked) before the model loads, so a bad --out fails at once
+    with output_directory(args.out, RESULTS_KIND, inputs=[args.bench], force=args.force) as tmp:
+        benchmark = load_any_benchmark(args.bench)
+        options = ModelOptions(batch_size=args.batch_size, seed=args.seed, device=args.device, progress=not args.quiet)
+        model = load_model(args.model, options)
+        result = evaluate(
+            benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet
+        )
+        write_results_into(result, tmp, figures=not args.no_figures, seed=args.seed)
+    out = args.out
     acc = result.summary["acc@1"]["Avg"]["mean"]
     ndcg = result.summary["ndcg@10"]["Avg"]["mean"]
     two = result.two_option.get("accuracy", {}).get("Avg", {}).get("mean")

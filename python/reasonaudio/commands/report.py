@@ -14,13 +14,20 @@ def add_parser(subparsers) -> None:
         "nDCG@10 + Avg, and two-option accuracy) and one grouped bar chart.",
     )
     parser.add_argument("results", nargs="+", type=Path, help="results directories written by `reasonaudio eval`")
-    parser.add_argument("--out", required=True, type=Path, help="output directory (replaced atomically)")
+    parser.add_argument("--out", required=True, type=Path, help="output directory (written atomically)")
+    parser.add_argument("--force", action="store_true", help="replace an earlier report at --out")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.report import compare
+    import sys
 
-    out = compare(args.results, args.out)
-    print(f"compared {len(args.results)} run(s) -> {out / 'report.md'}")
+    from reasonaudio.report import compare, is_report
+
+    # a glob such as runs/* also matches earlier comparisons, this one's --out among them
+    runs = [p for p in args.results if not is_report(p)]
+    for skipped in sorted(set(args.results) - set(runs)):
+        print(f"reasonaudio report: note: skipping {skipped} (a report, not a results directory)", file=sys.stderr)
+    out = compare(runs, args.out, force=args.force)
+    print(f"compared {len(runs)} run(s) -> {out / 'report.md'}")
     return 0

@@ -28,6 +28,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
     parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the full report as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--examples", type=int, default=3, metavar="N", help="examples printed per failed check (default 3)")
     parser.set_defaults(func=run)
 
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         margin_s=args.margin,
         check_audio=not args.no_audio,
         max_audio_files=args.max_audio_files,
+        progress=None if args.quiet else lambda what: print(f"{what} …", file=sys.stderr, flush=True),
     )
     print(report.format_text(max_examples=args.examples))
     if args.json is not None:

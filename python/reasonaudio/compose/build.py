@@ -19,9 +19,8 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
@@ -30,7 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from reasonaudio.compose import content as content_mod
-from reasonaudio.compose.content import TASKS, Item
+from reasonaudio.compose.content import CONTENT_TASKS, Item
 from reasonaudio.compose.mixing import (
     GAP_SECONDS, SPEECH_RMS_DBFS, concat_with_gap, fit_background, gap_samples, limit_peak, scale_to_snr,
     set_rms, trim_silence,
@@ -39,7 +38,7 @@ from reasonaudio.compose.speech import RecordingSource, Segment, TtsSource, to_r
 from reasonaudio.errors import UserError
 
 CUES = ("environment", "gender", "emotion")
-FORMAT_VERSION = 1
+SET_FORMAT_VERSION = 1  # of a compose set (its own layout, not the benchmark contract)
 # The study's five environment classes (rain, crickets, wind, sea waves, birds). Each class lists
 # labels to take as they are, best first (the procedural library's and ESC-50-style names), then
 # words that may end a label (its head noun), for other imported libraries.
@@ -60,8 +59,11 @@ class BackgroundLibrary(Protocol):
     def audio(self, i: int) -> np.ndarray: ...
 
 
+SNR_RANGE_DB = (-30.0, 60.0)
+
+
 @dataclass
-class BuildConfig:
+class ComposeConfig:
     cue: str = "environment"
     task: str = "asr"
     n: int = 600
@@ -148,7 +150,7 @@ def plan_counts(plan: list[dict[str, Any]]) -> dict[str, Any]:
             "distractor_value": count("distractor_value"), "snr_db": count("snr_db")}
 
 
-def _content_fn(cfg: BuildConfig, facts: list[Item]) -> Callable[[np.random.Generator], Item]:
+def _content_fn(cfg: ComposeConfig, facts: list[Item]) -> Callable[[np.random.Generator], Item]:
     if cfg.task == "asr":
         return lambda rng: (lambda t: Item(t, (t,), None, "builtin"))(
             content_mod.SENTENCES[int(rng.integers(len(content_mod.SENTENCES)))])
@@ -158,7 +160,7 @@ def _content_fn(cfg: BuildConfig, facts: list[Item]) -> Callable[[np.random.Gene
     return lambda rng: facts[int(rng.integers(len(facts)))]
 
 
-def make_source(cfg: BuildConfig):
+def make_source(cfg: ComposeConfig):
     if cfg.speech == "tts":
         return TtsSource(cfg.sample_rate)
     return RecordingSource(cfg.speech, cfg.sample_rate)
@@ -180,18 +182,25 @@ def wav_bytes(x: np.ndarray, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
-def build(out: str | Path, cfg: BuildConfig, *, source=None, library: BackgroundLibrary | None = None,
+def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: BackgroundLibrary | None = None,
           force: bool = False, progress: bool = False) -> dict[str, Any]:
     """Write the set into `out` (through a temporary sibling renamed into place) and return the manifest."""
     out = Path(out)
     if cfg.cue not in CUES:
         raise UserError(f"--cue must be one of {', '.join(CUES)}, got {cfg.cue!r}")
-    if cfg.task not in TASKS:
-        raise UserError(f"--task must be one of {', '.join(TASKS)}, got {cfg.task!r}")
+    if cfg.task not in CONTENT_TASKS:
+        raise UserError(f"--task must be one of {', '.join(CONTENT_TASKS)}, got {cfg.task!r}")
     if cfg.sample_rate < 8000:
         raise UserError(f"--sample-rate must be at least 8000, got {cfg.sample_rate}")
-    if out.exists() and not force:
-        raise UserError(f"{out} already exists; pass --force to replace it")
+    for snr in cfg.snrs:
+        # beyond these the mix is either only background or a background below 16-bit resolution
+        if not (math.isfinite(snr) and SNR_RANGE_DB[0] <= snr <= SNR_RANGE_DB[1]):
+            raise UserError(f"--snr must be finite dB within {SNR_RANGE_DB[0]:g}..{SNR_RANGE_DB[1]:g}, got {snr}")
+    if cfg.n < 1:
+        raise UserError(f"--n must be at least 1, got {cfg.n}")
+    from reasonaudio.outputs import check_directory
+
+    check_directory(out, "compose set", force)  # up front; checked again under the lock
     source = source if source is not None else make_source(cfg)
     source.supports_task(cfg.task)
 
@@ -228,9 +237,10 @@ def build(out: str | Path, cfg: BuildConfig, *, source=None, library: Background
     content = _content_fn(cfg, facts)
     gap = gap_samples(cfg.sample_rate)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    from reasonaudio.outputs import output_directory
+
+    inputs = [p for p in (cfg.speech, cfg.atoms, cfg.facts) if p and Path(p).exists()]
+    with output_directory(out, "compose set", inputs=inputs, force=force) as tmp:
         (tmp / "audio").mkdir()
         rows = []
         audio_digest = hashlib.sha256()
@@ -250,7 +260,7 @@ def build(out: str | Path, cfg: BuildConfig, *, source=None, library: Background
         params = asdict(cfg)
         params["snrs"] = list(cfg.snrs) if cfg.cue == "environment" else None
         manifest = {
-            "format": "reasonaudio-compose", "format_version": FORMAT_VERSION,
+            "format": "reasonaudio-compose", "format_version": SET_FORMAT_VERSION,
             "params": params, "n_samples": len(rows), "gap_seconds": GAP_SECONDS, "gap_samples": gap,
             "speech_rms_dbfs": SPEECH_RMS_DBFS, "speech_source": source.name,
             "cue_values": [asdict(c) for c in cue_values],
@@ -258,24 +268,10 @@ def build(out: str | Path, cfg: BuildConfig, *, source=None, library: Background
             "hashes": {"metadata.jsonl": hashlib.sha256(meta).hexdigest(), "audio": audio_digest.hexdigest()},
         }
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest
 
 
-def _replace_dir(tmp: Path, out: Path) -> None:
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.rename(out, old / "x")
-        os.rename(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(tmp, out)
-
-
-def _make_sample(index: int, cell: dict[str, Any], cfg: BuildConfig, source, content, backgrounds: dict,
+def _make_sample(index: int, cell: dict[str, Any], cfg: ComposeConfig, source, content, backgrounds: dict,
                  phrase: dict[str, str], gap: int) -> tuple[dict[str, Any], np.ndarray]:
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, index + 1]))
     target = cell["target_segment"]

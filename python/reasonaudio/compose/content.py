@@ -15,7 +15,7 @@ import numpy as np
 from reasonaudio.dataset import iter_jsonl
 from reasonaudio.errors import UserError
 
-TASKS = ("asr", "math", "facts")
+CONTENT_TASKS = ("asr", "math", "facts")
 
 
 @dataclass(frozen=True)

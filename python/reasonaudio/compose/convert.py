@@ -21,7 +21,6 @@ import json
 import random
 import re
 import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
@@ -30,6 +29,7 @@ from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
 from reasonaudio.compose.prompts import LAYERS
 from reasonaudio.compose.study import qa_normalize, study_label
 from reasonaudio.errors import UserError
+from reasonaudio.outputs import output_directory
 
 CUE_TYPE = {"environment": "bg_noise", "gender": "gender", "emotion": "emotion"}
 MANIFEST_COPY = "reasonaudio_manifest.json"
@@ -83,23 +83,6 @@ def study_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _new_dir(out: Path, force: bool) -> Path:
-    if out.exists() and not force:
-        raise UserError(f"{out} already exists; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-
-
-def _finish(tmp: Path, out: Path) -> None:
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        out.rename(old / "x")
-        tmp.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(out)
-
-
 def _link_or_copy(src: Path, dst: Path) -> None:
     try:
         dst.hardlink_to(src)
@@ -112,8 +95,7 @@ def export_study(directory: str | Path, out: str | Path, force: bool = False) ->
 
     directory, out = Path(directory), Path(out)
     manifest, rows = read_dataset(directory)
-    tmp = _new_dir(out, force)
-    try:
+    with output_directory(out, 'study set', inputs=[directory], force=force) as tmp:
         (tmp / "audios").mkdir()
         lines = []
         for row in rows:
@@ -125,10 +107,6 @@ def export_study(directory: str | Path, out: str | Path, force: bool = False) ->
             lines.append(json.dumps(dict(srow, reasonaudio=row), ensure_ascii=False) + "\n")
         (tmp / "metadata.jsonl").write_text("".join(lines), encoding="utf-8")
         (tmp / MANIFEST_COPY).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        _finish(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return len(rows)
 
 
@@ -239,8 +217,7 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
         raise UserError(f"{meta} has no samples")
     if not restore and len({(r["cue"], r["task"]) for r in rows}) != 1:
         raise UserError(f"{meta}: samples differ in cue or task; import them as separate sets")
-    tmp = _new_dir(out, force)
-    try:
+    with output_directory(out, 'compose set', inputs=[directory], force=force) as tmp:
         (tmp / "audio").mkdir()
         digest = hashlib.sha256()
         rates = set()
@@ -267,10 +244,6 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
             n_out = _write_outputs(predictions, rows, out_path)
             if not outputs:
                 out_path = out / "study_outputs.jsonl"
-        _finish(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return len(rows), n_out, out_path
 
 

@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 import soundfile as sf
 
+from reasonaudio.audio_io import read_mono, to_rate  # noqa: F401  (re-exported for compose)
 from reasonaudio.compose.content import Item
 from reasonaudio.errors import UserError
 
@@ -49,29 +50,6 @@ class Segment:
     speaker: str
     level: int | None = None
     origin: str | None = None
-
-
-def to_rate(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
-    """Mono float32 at sr_out through the core's band-limited resampler."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    if sr_in == sr_out:
-        return x
-    try:
-        from reasonaudio._core import resample
-    except ImportError:
-        raise UserError(
-            f"audio at {sr_in} Hz must be resampled to {sr_out} Hz but this build of reasonaudio has no "
-            "core resampler; rebuild it (pip install -e .) or pass --sample-rate " + str(sr_in)
-        ) from None
-    return np.asarray(resample(x, int(sr_in), int(sr_out)), dtype=np.float32)
-
-
-def read_mono(path: Path) -> tuple[np.ndarray, int]:
-    try:
-        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    except (sf.LibsndfileError, RuntimeError) as err:
-        raise UserError(f"cannot read audio file {path}: {err}") from None
-    return data.mean(axis=1).astype(np.float32), int(sr)
 
 
 class TtsSource:

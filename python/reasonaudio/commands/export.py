@@ -1,0 +1,42 @@
+"""`reasonaudio export BENCH --to hf --out DIR`: a benchmark as a Hugging Face dataset folder."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="export a benchmark as a Hugging Face dataset folder (datasets / mteb / push_to_hub)",
+        description="Write BENCH as a folder that datasets.load_dataset(DIR, 'corpus'|'queries'|'qrels') reads "
+        "offline: sharded parquet per config with the audio embedded as the Audio feature, one mteb sub-task "
+        "per reasoning task, the two-option pairs as top_ranked, and a dataset card (README.md) ready for "
+        "`huggingface-cli upload --repo-type dataset`.",
+    )
+    parser.add_argument("bench", type=Path, help="benchmark directory")
+    parser.add_argument("--to", choices=["hf"], default="hf", help="export format (hf: Hugging Face dataset folder)")
+    parser.add_argument("--out", required=True, type=Path, help="output folder (written atomically)")
+    parser.add_argument("--force", action="store_true", help="replace an earlier export at --out")
+    parser.add_argument("--name", default=None, help="dataset name in the card (default: the benchmark folder's name)")
+    parser.add_argument("--license", default=None, help="license id for the card (default: the atoms' license, else 'other')")
+    parser.add_argument("--shard-mb", type=float, default=500.0, help="audio megabytes per corpus shard (default 500)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reasonaudio.errors import UserError
+    from reasonaudio.export import export_hf
+
+    if args.shard_mb <= 0:
+        raise UserError("--shard-mb must be positive")
+    summary = export_hf(
+        args.bench, args.out, name=args.name, license_id=args.license, shard_bytes=int(args.shard_mb * 1024 * 1024), force=args.force
+    )
+    print(
+        f"{args.out}: {summary['clips']} clips in {summary['corpus_shards']} shard(s), {summary['queries']} queries, "
+        f"{summary['qrels']} qrels, {summary['mc']} two-option pairs; {len(summary['configs'])} configs "
+        f"(tasks: {', '.join(summary['tasks'])})"
+    )
+    return 0

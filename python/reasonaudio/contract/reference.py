@@ -1,0 +1,176 @@
+"""A reference evaluator of §2, written from the contract and independent of the Rust engine.
+
+`holds` reads the contract's table literally for one clip (the tests' and benches' reference);
+`EventIndex` evaluates the same rules over a whole events table with numpy and also bounds each
+decision under the §3.1 margin (what the validator needs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from reasonaudio.contract.logic import Constraint
+
+
+def is_before(x_offset: int, y_onset: int) -> bool:
+    """§2 `before`: event x ends no later than event y starts."""
+    return x_offset <= y_onset
+
+
+def overlaps(x_onset: int, x_offset: int, y_onset: int, y_offset: int) -> bool:
+    """§2 `overlap`: the two events share a positive stretch of time."""
+    return min(x_offset, y_offset) - max(x_onset, y_onset) > 0
+
+
+def holds(events: list[dict[str, Any]], logic: dict, sample_rate: float) -> bool:
+    """Whether a clip with `events` ({label, onset, offset} in samples) satisfies `logic`, the
+    contract's table read literally."""
+
+    def E(label: str) -> list[dict[str, Any]]:
+        return [x for x in events if x["label"] == label]
+
+    def dur(x: dict[str, Any]) -> float:
+        return (x["offset"] - x["onset"]) / sample_rate
+
+    def one(constraint: dict) -> bool:
+        ((kind, arg),) = constraint.items()
+        if kind == "has":
+            return len(E(arg)) > 0
+        if kind == "not":
+            return len(E(arg)) == 0
+        if kind == "before":
+            A, B = arg
+            return any(is_before(x["offset"], y["onset"]) for x in E(A) for y in E(B))
+        if kind == "overlap":
+            A, B = arg
+            return any(overlaps(x["onset"], x["offset"], y["onset"], y["offset"]) for x in E(A) for y in E(B))
+        if kind == "duration":
+            min_s, max_s = arg.get("min_s"), arg.get("max_s")
+            return any((min_s is None or dur(x) >= min_s) and (max_s is None or dur(x) <= max_s) for x in E(arg["label"]))
+        if kind == "all":
+            return all(one(c) for c in arg)
+        raise ValueError(f"unknown constraint kind {kind!r}")
+
+    return one(logic)
+
+
+@dataclass
+class Truth:
+    """Per-clip truth of a constraint or query: nominal, and its bounds under the margin."""
+
+    nominal: np.ndarray  # bool[n_clips]
+    robust: np.ndarray  # holds under every perturbation of onsets/offsets by up to m
+    possible: np.ndarray  # holds under some perturbation
+
+    def __and__(self, other: "Truth") -> "Truth":
+        return Truth(self.nominal & other.nominal, self.robust & other.robust, self.possible & other.possible)
+
+
+class EventIndex:
+    """The events table as per-label numpy columns over clip positions, for vectorised §2 evaluation."""
+
+    def __init__(self, events: pl.DataFrame, clip_ids: list[str], sample_rate: int) -> None:
+        self.n_clips = len(clip_ids)
+        self.sample_rate = sample_rate
+        position = pl.DataFrame({"clip_id": clip_ids, "clip": np.arange(self.n_clips, dtype=np.int64)})
+        frame = events.select("clip_id", "label", "onset_sample", "offset_sample").join(position, on="clip_id", how="inner")
+        frame = frame.select(
+            "label",
+            pl.col("clip").cast(pl.Int64),
+            pl.col("onset_sample").cast(pl.Int64).alias("on"),
+            pl.col("offset_sample").cast(pl.Int64).alias("off"),
+        )
+        self.by_label: dict[str, pl.DataFrame] = {
+            key[0]: part.drop("label") for key, part in frame.partition_by("label", as_dict=True).items()
+        }
+        self._present: dict[str, np.ndarray] = {}
+        self._empty = pl.DataFrame(schema={"clip": pl.Int64, "on": pl.Int64, "off": pl.Int64})
+
+    def events(self, label: str) -> pl.DataFrame:
+        return self.by_label.get(label, self._empty)
+
+    def present(self, label: str) -> np.ndarray:
+        if label not in self._present:
+            mask = np.zeros(self.n_clips, dtype=bool)
+            mask[self.events(label)["clip"].to_numpy()] = True
+            self._present[label] = mask
+        return self._present[label]
+
+    def _any_by_clip(self, clips: np.ndarray, per_pair: np.ndarray) -> np.ndarray:
+        mask = np.zeros(self.n_clips, dtype=bool)
+        mask[clips[per_pair]] = True
+        return mask
+
+    def pairs(self, a: str, b: str) -> pl.DataFrame:
+        """Every (x in E_a, y in E_b) in the same clip: clip, on_x, off_x, on_y, off_y."""
+        return self.events(a).join(self.events(b), on="clip", how="inner", suffix="_y").rename({"on": "on_x", "off": "off_x"})
+
+    def truth(self, c: Constraint, slack: float) -> Truth:
+        """Evaluate one constraint; `slack` = 2m in samples (how far a decision quantity can move)."""
+        if c.kind in ("has", "not"):
+            present = self.present(c.labels[0])
+            value = present if c.kind == "has" else ~present
+            return Truth(value, value, value)
+        if c.kind in ("before", "overlap"):
+            pairs = self.pairs(*c.labels)
+            clips = pairs["clip"].to_numpy()
+            if c.kind == "before":
+                # x.offset <= y.onset; the gap y.on - x.off moves by at most 2m
+                gap = (pairs["on_y"] - pairs["off_x"]).to_numpy().astype(np.float64)
+                holds = lambda shift: gap + shift >= 0  # noqa: E731
+            else:
+                # min(off) - max(on) > 0; moves by at most 2m (offs by m one way, ons by m the other)
+                common = (
+                    np.minimum(pairs["off_x"].to_numpy(), pairs["off_y"].to_numpy())
+                    - np.maximum(pairs["on_x"].to_numpy(), pairs["on_y"].to_numpy())
+                ).astype(np.float64)
+                holds = lambda shift: common + shift > 0  # noqa: E731
+            return Truth(
+                self._any_by_clip(clips, holds(0.0)),
+                self._any_by_clip(clips, holds(-slack)),
+                self._any_by_clip(clips, holds(+slack)),
+            )
+        if c.kind == "duration":
+            ev = self.events(c.labels[0])
+            clips = ev["clip"].to_numpy()
+            dur = (ev["off"] - ev["on"]).to_numpy().astype(np.float64)
+            lo = -np.inf if c.min_s is None else c.min_s * self.sample_rate
+            hi = np.inf if c.max_s is None else c.max_s * self.sample_rate
+            return Truth(
+                self._any_by_clip(clips, (dur >= lo) & (dur <= hi)),
+                self._any_by_clip(clips, (dur - slack >= lo) & (dur + slack <= hi)),
+                self._any_by_clip(clips, (dur + slack >= lo) & (dur - slack <= hi)),
+            )
+        raise ValueError(f"unknown constraint kind {c.kind}")
+
+    def evaluate(self, constraints: list[Constraint], slack: float = 0.0) -> Truth:
+        result: Truth | None = None
+        for c in constraints:
+            t = self.truth(c, slack)
+            result = t if result is None else result & t
+        assert result is not None
+        return result
+
+    def relevant(self, constraints: list[Constraint]) -> np.ndarray:
+        return self.evaluate(constraints).nominal
+
+    def explain(self, c: Constraint, clip: int) -> str:
+        """The decision quantity of `c` in one clip, in seconds (for examples)."""
+        sr = self.sample_rate
+        if c.kind in ("before", "overlap"):
+            pairs = self.pairs(*c.labels).filter(pl.col("clip") == clip)
+            if pairs.height == 0:
+                return f"{c}: labels absent"
+            r = pairs.row(0, named=True)
+            if c.kind == "before":
+                return f"{c}: gap {c.labels[0]}.offset -> {c.labels[1]}.onset = {(r['on_y'] - r['off_x']) / sr:.3f} s"
+            common = min(r["off_x"], r["off_y"]) - max(r["on_x"], r["on_y"])
+            return f"{c}: common time = {common / sr:.3f} s"
+        if c.kind == "duration":
+            ev = self.events(c.labels[0]).filter(pl.col("clip") == clip)
+            durs = ", ".join(f"{(r['off'] - r['on']) / sr:.3f} s" for r in ev.iter_rows(named=True))
+            return f"{c}: {c.labels[0]} lasts {durs}"
+        return str(c)
