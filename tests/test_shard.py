@@ -111,6 +111,27 @@ def test_shard_cli(tmp_path: Path, capsys) -> None:
     assert json.loads((out / "shard.json").read_text())["clip_range"] == [200, 300]
 
 
+def test_shards_from_a_saved_plan(plain, tmp_path: Path, capsys) -> None:
+    args = ["--clips", "300", "--queries-per-task", "5", "--seed", str(SMALL["seed"]), "--quiet"]
+    plan = tmp_path / "plan.npz"
+    assert main(["build", *args, "--save-plan", str(plan)]) == 0
+    dirs = []
+    for k in range(2):
+        dirs.append(str(tmp_path / f"s{k}"))
+        assert main(["build", "--out", dirs[-1], *args, "--shard", f"{k}/2", "--from-plan", str(plan)]) == 0
+    assert main(["merge", *dirs, "--out", str(tmp_path / "m"), "--from-plan", str(plan), "--quiet"]) == 0
+    assert tree_digest(tmp_path / "m") == plain[1]
+    capsys.readouterr()
+    # a plan made with other options is refused, naming the difference; so is a file that is no plan
+    assert main(["build", "--out", str(tmp_path / "x"), *args, "--clips", "301", "--shard", "0/2", "--from-plan", str(plan)]) == 2
+    assert "planned with other build parameters: clips=300 (here 301)" in capsys.readouterr().err
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    assert main(["build", "--out", str(tmp_path / "x"), *args, "--from-plan", str(tmp_path / "junk.npz")]) == 2
+    assert "not a reasonaudio plan file" in capsys.readouterr().err
+    assert main(["build", *args, "--save-plan", str(plan), "--shard", "0/2"]) == 2
+    assert not (tmp_path / "x").exists()
+
+
 def test_more_shards_than_clips(tmp_path: Path) -> None:
     small = {**SMALL, "clips": 2, "queries_per_task": 0}
     build(tmp_path / "plain", BuildConfig(**small), progress=False)

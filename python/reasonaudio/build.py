@@ -586,22 +586,32 @@ def build(
     progress: bool = True,
     shard: tuple[int, int] | None = None,
     ray: str | None = None,
+    from_plan: str | Path | None = None,
 ):
     """Build a whole benchmark into `out` (a path or an fsspec URI); returns it. Deterministic in
     `config`. `shard=(k, n)` renders only shard k of n (see `reasonaudio.shard`); `ray` ("local" or
-    a cluster address) renders on a Ray cluster. `out=None` only plans and returns the BuildPlan."""
+    a cluster address) renders on a Ray cluster; `from_plan` uses a plan saved by
+    `reasonaudio.shard.save_plan` (made with the same config) instead of planning again. `out=None`
+    only plans and returns the BuildPlan."""
     from reasonaudio.storage import Output, is_uri
 
     config = config or BuildConfig()
     config.check()
     if shard is not None and ray is not None:
         raise UserError("--shard and --ray are two ways to split a build: choose one")
+    def plan() -> BuildPlan:
+        if from_plan is None:
+            return _plan(config)
+        from reasonaudio.shard import load_plan
+
+        return load_plan(from_plan, config)
+
     if out is None:
-        return _plan(config)
+        return plan()
     library_inputs = [] if config.atoms == "procedural" else [config.atoms]
     kind = SHARD_KIND if shard is not None else "benchmark"
     with Output(out, kind, inputs=library_inputs, force=force) as dest:
-        _realize(_plan(config), dest, progress=progress, shard=shard, ray=ray)
+        _realize(plan(), dest, progress=progress, shard=shard, ray=ray)
     return out if is_uri(out) else Path(out)
 
 

@@ -81,8 +81,12 @@ def read_shard(location: str) -> dict:
     return {**meta, "fs": fs, "path": path.rstrip("/"), "location": location}
 
 
-def merge(shards: list[str], out: str | Path, *, force: bool = False, progress: bool = True, threads: int = 0):
-    """Assembles the shards of one sharded build into `out` (a path or URI); returns it."""
+def merge(
+    shards: list[str], out: str | Path, *, force: bool = False, progress: bool = True, threads: int = 0,
+    from_plan: str | Path | None = None,
+):
+    """Assembles the shards of one sharded build into `out` (a path or URI); returns it. With
+    `from_plan` (the shards' saved plan) nothing is planned again."""
     from tqdm.auto import tqdm
 
     from reasonaudio import storage
@@ -111,10 +115,11 @@ def merge(shards: list[str], out: str | Path, *, force: bool = False, progress: 
 
     config = BuildConfig(**first["build"], threads=threads)
     library_inputs = [] if config.atoms == "procedural" else [config.atoms]
-    with storage.Output(out, "benchmark", inputs=[*shards, *library_inputs], force=force) as dest:
+    inputs = [*shards, *library_inputs, *([from_plan] if from_plan is not None else [])]
+    with storage.Output(out, "benchmark", inputs=inputs, force=force) as dest:
         # The tables need the whole plan: planning is deterministic and cheap next to rendering, so
         # it runs again here and must reproduce the shards' fingerprint.
-        plan = build(None, config, progress=False)
+        plan = build(None, config, progress=False, from_plan=from_plan)
         if plan.fingerprint() != first["plan_sha256"]:
             raise UserError(
                 f"re-planning the build of {first['location']} gives another plan than its shards "
@@ -158,3 +163,81 @@ def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) ->
                 dst_fs.pipe_file(d, src_fs.cat_file(s))
     except FileNotFoundError as err:
         raise UserError(f"{where}: audio file missing ({err})") from None
+
+
+# --- a plan computed once, shipped to every shard ---------------------------------------------------
+
+PLAN_FORMAT = "reasonaudio-plan/1"
+
+
+def save_plan(plan, path: str | Path) -> Path:
+    """Writes `plan` as one .npz file (arrays plus a JSON header; no pickle), atomically."""
+    from dataclasses import asdict
+
+    from reasonaudio.outputs import output_file
+
+    path = Path(path)
+    rel = plan.relevant
+    meta = {
+        "format": PLAN_FORMAT,
+        "config": asdict(plan.config),
+        "params": plan.params,
+        "thresholds": list(plan.thresholds),
+        "specs": [asdict(s) for s in plan.specs],
+        "query_ids": plan.query_ids,
+        "clip_ids": plan.clip_ids,
+        "positives": plan.positives,
+        "negatives": plan.negatives,
+        "planned": plan.planned,
+        "hard_counts": plan.hard_counts,
+        "fingerprint": plan.fingerprint(),
+    }
+    arrays = {f"final_{k}": np.ascontiguousarray(v) for k, v in plan.final.items()}
+    arrays["relevant_indptr"] = np.concatenate([[0], np.cumsum([len(r) for r in rel])]).astype(np.int64)
+    arrays["relevant_clips"] = np.concatenate([np.asarray(r, np.int64) for r in rel]) if rel else np.zeros(0, np.int64)
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with output_file(path, force=True) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    return path
+
+
+def load_plan(path: str | Path, config=None):
+    """The BuildPlan saved by `save_plan`; with `config`, refuses a plan made with other build
+    parameters (threads aside). The atom library is opened again and must match the plan."""
+    from dataclasses import asdict
+
+    from reasonaudio.atoms import AtomLibrary
+    from reasonaudio.build import BuildConfig, BuildPlan
+    from reasonaudio.queries import QuerySpec
+
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            final = {k[len("final_"):]: z[k] for k in z.files if k.startswith("final_")}
+            indptr, clips = z["relevant_indptr"], z["relevant_clips"]
+    except (OSError, ValueError, KeyError) as err:
+        raise UserError(f"{path}: not a reasonaudio plan file ({err})") from None
+    if meta.get("format") != PLAN_FORMAT:
+        raise UserError(f"{path}: format {meta.get('format')!r}, expected {PLAN_FORMAT!r}")
+    saved = BuildConfig(**meta["config"])
+    if config is not None:
+        mine = {k: v for k, v in asdict(config).items() if k != "threads"}
+        theirs = {k: v for k, v in asdict(saved).items() if k != "threads"}
+        diff = sorted(k for k in mine if mine[k] != theirs.get(k))
+        if diff:
+            shown = ", ".join(f"{k}={theirs.get(k)!r} (here {mine[k]!r})" for k in diff)
+            raise UserError(f"{path}: planned with other build parameters: {shown}")
+        saved.threads = config.threads
+    library = AtomLibrary.open(saved.atoms, sample_rate=saved.sample_rate)
+    audio, offsets = library.flat()
+    plan = BuildPlan(
+        saved, library, audio, offsets, meta["params"], meta["thresholds"], final, meta["clip_ids"],
+        [QuerySpec(**s) for s in meta["specs"]], meta["query_ids"],
+        [clips[indptr[q] : indptr[q + 1]] for q in range(len(indptr) - 1)],
+        meta["positives"], meta["negatives"], meta["planned"], meta["hard_counts"], 0.0,
+    )
+    if plan.fingerprint() != meta["fingerprint"]:
+        raise UserError(f"{path}: the atom library or tool version differs from the one that made this plan")
+    return plan

@@ -21,6 +21,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="output directory or URI (must be empty unless --force)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--threads", type=int, default=0, help="threads for re-planning (0 = all cores)")
+    p.add_argument("--from-plan", default=None, metavar="FILE", help="the shards' plan (build --save-plan): nothing is planned again")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from reasonaudio.shard import merge
 
     start = time.perf_counter()
-    out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads)
+    out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
     c = json.loads(read_text(out, "manifest.json"))["counts"]
     print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
     return 0
