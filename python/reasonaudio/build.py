@@ -437,7 +437,8 @@ class BuildPlan:
     negatives: list[int]
     planned: int
     hard_counts: list[int]
-    seconds: float = 0.0
+    seconds: float = 0.0  # how long planning (or loading the plan) took; never written to outputs
+    origin: str = "planned corpus and queries"
 
     @property
     def n_clips(self) -> int:
@@ -733,7 +734,7 @@ def _realize(plan: BuildPlan, dest, *, progress: bool, shard: tuple[int, int] | 
     t_render = time.perf_counter() - t0
     if progress:
         # timings stay out of the manifest: it must be byte-identical across runs
-        print(f"planned corpus and queries in {plan.seconds:.2f} s, rendered audio in {t_render:.2f} s")
+        print(f"{plan.origin} in {plan.seconds:.2f} s, rendered audio in {t_render:.2f} s")
     write_benchmark(plan, dest.root, peaks, gains)
 
 

@@ -42,7 +42,7 @@ def write_shard(plan, dest, root: Path, shard: tuple[int, int], progress: bool) 
     t0 = time.perf_counter()
     peaks, gains = render_local(plan, dest.audio_url, lo, hi, progress)
     if progress:
-        print(f"planned corpus and queries in {plan.seconds:.2f} s, rendered clips [{lo}, {hi}) in {time.perf_counter() - t0:.2f} s")
+        print(f"{plan.origin} in {plan.seconds:.2f} s, rendered clips [{lo}, {hi}) in {time.perf_counter() - t0:.2f} s")
     pl.DataFrame(
         {
             "clip_index": np.arange(lo, hi, dtype=np.int64),
@@ -212,6 +212,7 @@ def load_plan(path: str | Path, config=None):
     from reasonaudio.queries import QuerySpec
 
     path = Path(path)
+    t0 = time.perf_counter()
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
@@ -240,4 +241,6 @@ def load_plan(path: str | Path, config=None):
     )
     if plan.fingerprint() != meta["fingerprint"]:
         raise UserError(f"{path}: the atom library or tool version differs from the one that made this plan")
+    plan.seconds = time.perf_counter() - t0
+    plan.origin = f"loaded the plan {path}"
     return plan
