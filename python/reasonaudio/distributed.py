@@ -114,6 +114,10 @@ def render_on_ray(plan, audio_url: str, address: str, progress: bool) -> tuple[n
             # the staging area is about to be removed: tasks still running must not write into it
             for ref in pending:
                 ray.cancel(ref, force=True)
+            # and wait until they are gone: a task still writing after the clean-up would
+            # recreate the staging directory
+            if pending:
+                ray.wait(list(pending), num_returns=len(pending), timeout=60)
             raise
         _check_written(audio_url, paths)
         return peaks, gains
