@@ -94,23 +94,29 @@ def test_skip_bad_imports_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture
     assert AtomLibrary.load(tmp_path / "lib").labels == ["rain", "siren"]
 
 
-def test_csv_labels_duplicates_and_phrases(tmp_path: Path) -> None:
+def test_csv_labels_exemplars_and_phrases(tmp_path: Path) -> None:
+    """Several rows may share a label (exemplars, contract v2) and then share its phrase; a second,
+    different phrase for one label is refused."""
     src = tmp_path / "flat"
     src.mkdir()
-    for name, f in [("a.wav", 300), ("b.wav", 600), ("c.ogg", 900), ("d.wav", 1200)]:
+    for name, f in [("a.wav", 300), ("b.wav", 600), ("c.ogg", 900), ("d.wav", 1200), ("e.wav", 1500)]:
         sf.write(src / name, tone(16000, 0.6, f), 16000)
     csv_path = tmp_path / "labels.csv"
-    csv_path.write_text("file,label,phrase\na.wav,low_hum,a low hum\nb.wav,beep,\nc.ogg,beep,a beep\nd.wav,whine,a high whine\nmissing.wav,x,\n")
+    csv_path.write_text(
+        "file,label,phrase\na.wav,low_hum,a low hum\nb.wav,beep,\nc.ogg,beep,a beep\nd.wav,whine,a high whine\n"
+        "e.wav,whine,a shrill whine\nmissing.wav,x,\n"
+    )
     with pytest.raises(UserError) as err:
         import_folder(src, tmp_path / "lib", labels_csv=csv_path)
     msg = str(err.value)
-    assert "b.wav: duplicate label 'beep' (also used by c.ogg)" in msg
-    assert "c.ogg: duplicate label 'beep' (also used by b.wav)" in msg
-    assert "missing.wav: listed in labels.csv line 6 but not found" in msg
+    assert "e.wav: phrase 'a shrill whine' differs from 'a high whine' given for label 'whine' by d.wav" in msg
+    assert "missing.wav: listed in labels.csv line 7 but not found" in msg
+    assert "b.wav" not in msg and "c.ogg" not in msg
     report = import_folder(src, tmp_path / "lib", labels_csv=csv_path, skip_bad=True, sample_rate=8000)
     lib = AtomLibrary.load(tmp_path / "lib")
-    assert lib.labels == ["low_hum", "whine"] and lib.phrases == ["a low hum", "a high whine"]
-    assert lib.sample_rate == 8000 and len(report.imported) == 2
+    assert lib.labels == ["beep", "beep", "low_hum", "whine"]
+    assert lib.phrases == ["a beep", "a beep", "a low hum", "a high whine"]
+    assert lib.sample_rate == 8000 and len(report.imported) == 4 and lib.n_labels == 3
 
 
 def test_cli_import_list_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,7 +131,7 @@ def test_cli_import_list_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     capsys.readouterr()
     assert main(["atoms", "list", str(out)]) == 0
     listing = capsys.readouterr().out.splitlines()
-    assert listing[0].split() == ["atom_id", "label", "phrase", "duration_s"]
+    assert listing[0].split() == ["atom_id", "label", "phrase", "duration_s", "license"]
     assert listing[1].startswith("atom_000  dog_bark  dog bark")
     assert main(["atoms", "show", str(out), "--out", str(tmp_path / "s.png")]) == 0
     assert (tmp_path / "s.png").stat().st_size > 1000

@@ -21,11 +21,24 @@ from reasonaudio.errors import UserError
 from reasonaudio.validate import validate_benchmark
 
 
-def _library(root: Path, n_labels: int) -> Path:
-    """A library of `n_labels` distinct labels: procedural atoms, pitch-shifted copies past 200."""
+def _library(root: Path, n_labels: int, exemplars: int = 1) -> Path:
+    """A library of `n_labels` distinct labels: procedural atoms, pitch-shifted copies past 200;
+    with `exemplars` > 1, each label has that many recordings (the atom at other speeds), the
+    first in `train`, the others in `test` (contract v2)."""
     base = AtomLibrary.procedural(16_000)
-    ids, labels, phrases, chunks = [], [], [], []
+    ids, labels, phrases, chunks, splits = [], [], [], [], []
     for i in range(n_labels):
+        if exemplars > 1:
+            for k in range(exemplars):
+                x = base.audio(i * 7 % len(base))
+                if k:
+                    x = _core.resample(np.ascontiguousarray(x), 16_000, int(16_000 * (1 + 0.2 * k)))
+                ids.append(f"atom_{i:04d}_{k}")
+                labels.append(base.labels[i * 7 % len(base)])
+                phrases.append(base.phrases[i * 7 % len(base)])
+                chunks.append(np.asarray(x, dtype=np.float32))
+                splits.append("train" if k == 0 else "test")
+            continue
         j, round_ = i % len(base), i // len(base)
         audio = base.audio(j)
         if round_:
@@ -41,20 +54,23 @@ def _library(root: Path, n_labels: int) -> Path:
         atom_ids=ids,
         labels=labels,
         phrases=phrases,
-        families=["test"] * n_labels,
-        sources=["test"] * n_labels,
-        licenses=["CC0-1.0"] * n_labels,
+        families=["test"] * len(ids),
+        sources=["test"] * len(ids),
+        licenses=["CC0-1.0"] * len(ids),
         sample_rate=16_000,
         audio_flat=np.concatenate(chunks),
         offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64),
+        splits=splits,
     )
-    return lib.save(root / f"lib{n_labels}")
+    return lib.save(root / f"lib{n_labels}x{exemplars}")
 
 
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("libs")
-    return {"procedural": "procedural", **{str(n): str(_library(root, n)) for n in (3, 12, 1000)}}
+    libraries = {"procedural": "procedural", **{str(n): str(_library(root, n)) for n in (3, 12, 1000)}}
+    libraries["12x3"] = str(_library(root, 12, exemplars=3))
+    return libraries
 
 
 def _check(out: Path, config: BuildConfig) -> None:
@@ -84,7 +100,7 @@ sizes = st.sampled_from([50, 80, 150, 400])
 
 
 @settings(
-    max_examples=16,
+    max_examples=18,
     deadline=None,
     derandomize=True,
     database=None,
@@ -97,12 +113,13 @@ sizes = st.sampled_from([50, 80, 150, 400])
     max_clip_s=st.sampled_from([30.0, 18.0, 12.0, 4.0]),
     sample_rate=st.sampled_from([8_000, 16_000, 22_050, 48_000]),
     audio_format=st.sampled_from(sorted(AUDIO_FORMATS)),
-    library=st.sampled_from(["procedural", "3", "12", "1000"]),
+    library=st.sampled_from(["procedural", "3", "12", "1000", "12x3"]),
+    exemplar_split=st.sampled_from(["all", "all", "test"]),
     plan=st.sampled_from([{}, {"max_events": 3}, {"min_events": 3, "max_events": 5}, {"duration_weights": [0.2, 0.3, 0.5]}, {"max_events": 50}]),
     seed=st.integers(0, 2**32),
 )
 def test_every_combination_builds_a_valid_benchmark_or_is_refused_cleanly(
-    tmp_path_factory, libraries, clips, overlap, per_task, max_clip_s, sample_rate, audio_format, library, plan, seed
+    tmp_path_factory, libraries, clips, overlap, per_task, max_clip_s, sample_rate, audio_format, library, exemplar_split, plan, seed
 ) -> None:
     out = tmp_path_factory.mktemp("sweep") / "bench"
     config = BuildConfig(
@@ -115,6 +132,7 @@ def test_every_combination_builds_a_valid_benchmark_or_is_refused_cleanly(
         max_clip_s=max_clip_s,
         audio_format=audio_format,
         plan=dict(plan),
+        exemplar_split=exemplar_split,
     )
     _check(out, config)
 

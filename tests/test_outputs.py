@@ -4,7 +4,6 @@ once, signals and OS errors leave nothing half-written, exit statuses say what h
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -3,7 +3,8 @@
 The public API, re-exported here (heavy modules load on first use):
 
 - `build(out, BuildConfig(...))` — synthesize a complete benchmark directory (contract §4)
-- `AtomLibrary` — the procedural default library, imported folders, `import_folder`
+- `AtomLibrary` — the procedural default library, imported folders, `import_folder`;
+  `import_atoms` (class folders, CSV, FSD50K, ESC-50, UrbanSound8K), `pack_debian` (real sounds)
 - `annotate(events, queries)` — relevance through the Rust engine, as a polars qrels frame
 - `load_benchmark(path)` / `validate_benchmark(path)` — read a benchmark, check its guarantees
 - `parse_query(text, atoms)` — the template grammar read back into logic
@@ -25,6 +26,8 @@ from reasonaudio.build import BuildConfig, build
 _EXPORTS = {
     "AtomLibrary": "reasonaudio.atoms",
     "import_folder": "reasonaudio.atoms",
+    "import_atoms": "reasonaudio.atom_import",
+    "pack_debian": "reasonaudio.atom_pack",
     "load_benchmark": "reasonaudio.dataset",
     "Benchmark": "reasonaudio.dataset",
     "validate_benchmark": "reasonaudio.validate",

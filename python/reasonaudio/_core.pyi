@@ -1,4 +1,11 @@
-"""Typed stubs of the Rust extension (rust/python), one section per core module."""
+"""Typed stubs of the Rust extension (rust/python), one section per core module.
+
+Checked against the built module by `python -m mypy.stubtest reasonaudio._core` (CI). Errors are the
+classes of `reasonaudio.errors`, by kind (each also the builtin named in brackets): PlanError,
+LogicError/EventError/AnnotateError, MixError [ValueError], ColumnTypeError [TypeError],
+AudioWriteError [OSError], ResampleError, AtomError [ValueError]. Ctrl-C during procedural_atoms,
+plan_corpus, annotate_csr or render_corpus stops the call and raises KeyboardInterrupt.
+"""
 
 from os import PathLike as _PathLike
 
@@ -6,11 +13,24 @@ import numpy as _np
 import numpy.typing as _npt
 
 __version__: str
+__all__ = [
+    "__version__",
+    "annotate_csr",
+    "finish_atom",
+    "plan_clip",
+    "plan_corpus",
+    "plan_params_check",
+    "plan_params_default",
+    "procedural_atoms",
+    "render_clip",
+    "render_corpus",
+    "resample",
+]
 
 # --- mix ---------------------------------------------------------------------------------------
-# Columns are borrowed without copies and must have exactly these dtypes (TypeError otherwise);
-# plan problems (lengths, order, atom index, event outside its clip, options) raise ValueError
-# naming the clip/row; file-system failures raise OSError.
+# Columns are borrowed without copies and must have exactly these dtypes (ColumnTypeError otherwise);
+# plan problems (lengths, order, atom index, event outside its clip, options) raise MixError
+# naming the clip/row; encoding and file-system failures raise AudioWriteError.
 
 def render_corpus(
     atom_audio: _npt.NDArray[_np.float32],
@@ -64,7 +84,8 @@ def annotate_csr(
 ) -> tuple[_npt.NDArray[_np.uint64], _npt.NDArray[_np.uint32]]:
     """Relevant (query, clip) pairs as CSR: query q's clips are clip_indices[indptr[q]:indptr[q+1]],
     ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
-    Raises ValueError naming the query and constraint (malformed logic) or event row (bad events)."""
+    Raises LogicError naming the query and constraint (malformed logic), EventError naming the event
+    row (bad events)."""
 # --- resample ---
 
 def resample(x: _npt.NDArray[_np.float32], sr_in: int, sr_out: int) -> _npt.NDArray[_np.float32]:
@@ -85,7 +106,8 @@ def plan_corpus(
     threads: int = 0,
 ) -> dict[str, _npt.NDArray]:
     """Seeded plans of a whole corpus as columns: clip_event_ptr, ev_clip, ev_atom, ev_onset,
-    ev_length, ev_gain_db, ev_mode (0 native, 1 loop, 2 trim), clip_length, clip_overlap."""
+    ev_length, ev_gain_db, ev_mode (0 native, 1 loop, 2 trim), clip_length, clip_overlap.
+    Raises PlanError."""
 
 def plan_clip(
     native_lengths: _npt.NDArray[_np.int64],

@@ -3,8 +3,11 @@
 A library directory holds
 
     atoms.parquet        atom_id, label, phrase, duration_s, source, license (contract section 4),
-                         plus family, sample_rate, n_samples
+                         plus family, sample_rate, n_samples, and where the library has them
+                         split (train/test) and attribution (author, original file)
     audio/<atom_id>.wav  one mono 32-bit float WAV per atom, all at one sample rate
+
+Several atoms may share a label (contract v2): they are exemplars of one class and share its phrase.
 
 In memory an `AtomLibrary` keeps all audio in one flat float32 array with uint64 offsets
 (atom i is ``audio[offsets[i]:offsets[i+1]]``), the layout the Rust renderer takes.
@@ -12,12 +15,8 @@ In memory an `AtomLibrary` keeps all audio in one flat float32 array with uint64
 
 from __future__ import annotations
 
-import csv
 import os
-import re
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -40,7 +39,6 @@ CONTRACT_COLUMNS = ("atom_id", "label", "phrase", "duration_s", "source", "licen
 TRIM_THRESHOLD_DB = -40.0
 #: A file whose peak (after mixdown) is below this is called silent.
 SILENCE_PEAK_DBFS = -80.0
-_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\- ]*$")
 
 
 @dataclass
@@ -56,6 +54,10 @@ class AtomLibrary:
     sample_rate: int
     audio_flat: npt.NDArray[np.float32]
     offsets: npt.NDArray[np.uint64]
+    #: per atom "train", "test" or "" (none); empty list = no split column
+    splits: list[str] = field(default_factory=list)
+    #: per atom author / original-file credit; empty list = no attribution column
+    attributions: list[str] = field(default_factory=list)
     _label_index: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -67,9 +69,17 @@ class AtomLibrary:
         self.offsets = np.ascontiguousarray(self.offsets, dtype=np.uint64)
         if int(self.offsets[-1]) != len(self.audio_flat) or np.any(np.diff(self.offsets.astype(np.int64)) <= 0):
             raise ValueError("offsets must increase strictly and end at len(audio_flat)")
-        self._label_index = {label: i for i, label in enumerate(self.labels)}
-        if len(self._label_index) != n:
-            raise ValueError("labels must be unique within a library")
+        for name, column in (("splits", self.splits), ("attributions", self.attributions)):
+            if column and len(column) != n:
+                raise ValueError(f"AtomLibrary {name} must be empty or describe every atom")
+        if any(s not in ("train", "test", "") for s in self.splits):
+            raise ValueError("splits must be 'train', 'test' or ''")
+        self._label_index = {}
+        phrase_of: dict[str, str] = {}
+        for i, label in enumerate(self.labels):
+            self._label_index.setdefault(label, i)
+            if phrase_of.setdefault(label, self.phrases[i]) != self.phrases[i]:
+                raise ValueError(f"exemplars of label {label!r} must share one phrase, got {phrase_of[label]!r} and {self.phrases[i]!r}")
 
     # ---- access
     def __len__(self) -> int:
@@ -85,8 +95,39 @@ class AtomLibrary:
 
     @property
     def label_to_index(self) -> dict[str, int]:
-        """Mapping label -> atom index."""
+        """Mapping label -> index of its first atom."""
         return dict(self._label_index)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self._label_index)
+
+    def exemplars(self) -> dict[str, list[int]]:
+        """Atom indices of every label's exemplars, labels in order of first appearance."""
+        groups: dict[str, list[int]] = {}
+        for i, label in enumerate(self.labels):
+            groups.setdefault(label, []).append(i)
+        return groups
+
+    def subset(self, indices: Sequence[int]) -> AtomLibrary:
+        """The atoms at ``indices`` (in that order), their audio copied."""
+        idx = list(indices)
+        if not idx:
+            raise UserError("the atom selection is empty")
+        chunks = [self.audio(i) for i in idx]
+        return AtomLibrary(
+            atom_ids=[self.atom_ids[i] for i in idx],
+            labels=[self.labels[i] for i in idx],
+            phrases=[self.phrases[i] for i in idx],
+            families=[self.families[i] for i in idx],
+            sources=[self.sources[i] for i in idx],
+            licenses=[self.licenses[i] for i in idx],
+            sample_rate=self.sample_rate,
+            audio_flat=np.concatenate(chunks),
+            offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64),
+            splits=[self.splits[i] for i in idx] if self.splits else [],
+            attributions=[self.attributions[i] for i in idx] if self.attributions else [],
+        )
 
     @property
     def durations_s(self) -> npt.NDArray[np.float64]:
@@ -95,6 +136,12 @@ class AtomLibrary:
     def to_frame(self) -> pl.DataFrame:
         """The contract's atoms.parquet table (plus family, sample_rate, n_samples)."""
         n_samples = np.diff(self.offsets.astype(np.int64))
+        extra: dict[str, list[str]] = {}
+        # v1 libraries keep exactly their v1 columns, so their benchmarks stay byte-identical
+        if self.splits:
+            extra["split"] = self.splits
+        if self.attributions:
+            extra["attribution"] = self.attributions
         return pl.DataFrame(
             {
                 "atom_id": self.atom_ids,
@@ -106,6 +153,7 @@ class AtomLibrary:
                 "family": self.families,
                 "sample_rate": pl.Series([self.sample_rate] * len(self), dtype=pl.Int64),
                 "n_samples": pl.Series(n_samples, dtype=pl.Int64),
+                **{k: pl.Series(v, dtype=pl.Utf8) for k, v in extra.items()},
             }
         )
 
@@ -153,9 +201,19 @@ class AtomLibrary:
         if table.height == 0:
             raise UserError(f"{table_path}: the library has no atoms")
         labels = table["label"].cast(pl.Utf8).to_list()
-        dupes = sorted({lb for lb in labels if labels.count(lb) > 1})
-        if dupes:
-            raise UserError(f"{table_path}: duplicate label(s) {', '.join(dupes)}; labels must be unique")
+        phrases = table["phrase"].cast(pl.Utf8).to_list()
+        phrase_of: dict[str, str] = {}
+        for row, (label, phrase) in enumerate(zip(labels, phrases)):
+            if phrase_of.setdefault(label, phrase) != phrase:
+                raise UserError(
+                    f"{table_path} row {row}: label {label!r} has phrase {phrase!r} but an earlier exemplar has "
+                    f"{phrase_of[label]!r}; exemplars of one label share its phrase"
+                )
+        splits = table["split"].cast(pl.Utf8).fill_null("").to_list() if "split" in table.columns else []
+        bad_split = next((r for r, v in enumerate(splits) if v not in ("train", "test", "")), None)
+        if bad_split is not None:
+            raise UserError(f"{table_path} row {bad_split}: split {splits[bad_split]!r}; expected 'train', 'test' or empty")
+        attributions = table["attribution"].cast(pl.Utf8).fill_null("").to_list() if "attribution" in table.columns else []
         chunks: list[np.ndarray] = []
         stored_rate: int | None = None
         for row, atom_id in enumerate(table["atom_id"].cast(pl.Utf8).to_list()):
@@ -181,13 +239,15 @@ class AtomLibrary:
         return cls(
             atom_ids=table["atom_id"].cast(pl.Utf8).to_list(),
             labels=labels,
-            phrases=table["phrase"].cast(pl.Utf8).to_list(),
+            phrases=phrases,
             families=families,
             sources=table["source"].cast(pl.Utf8).to_list(),
             licenses=table["license"].cast(pl.Utf8).to_list(),
             sample_rate=target,
             audio_flat=np.concatenate(chunks).astype(np.float32, copy=False),
             offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64),
+            splits=splits,
+            attributions=attributions,
         )
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> Path:
@@ -198,165 +258,23 @@ class AtomLibrary:
         with output_directory(dest, "atom library", force=overwrite) as tmp:
             (tmp / "audio").mkdir()
             for i, atom_id in enumerate(self.atom_ids):
-                sf.write(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate, subtype="FLOAT")
+                _write_float_wav(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate)
             self.to_frame().write_parquet(tmp / "atoms.parquet")
         return dest
 
 
+#: libsndfile's SFC_SET_ADD_PEAK_CHUNK (sndfile.h): float WAVs get a PEAK chunk stamped with the
+#: wall-clock time unless it is turned off, which would make two saves of one library differ.
+_SFC_SET_ADD_PEAK_CHUNK = 0x1050
+
+
+def _write_float_wav(path: Path, x: npt.NDArray[np.float32], sample_rate: int) -> None:
+    with sf.SoundFile(path, "w", sample_rate, 1, subtype="FLOAT", format="WAV") as fh:
+        sf._snd.sf_command(fh._file, _SFC_SET_ADD_PEAK_CHUNK, sf._ffi.NULL, 0)  # soundfile has no public switch
+        fh.write(x)
+
+
 # ------------------------------------------------------------------ import
-
-
-@dataclass
-class ImportReport:
-    """What `import_folder` kept and what it refused, file by file."""
-
-    out: Path | None
-    imported: list[tuple[str, str]]  # (file, label)
-    rejected: list[tuple[str, str]]  # (file, reason)
-
-    def __str__(self) -> str:
-        lines = [f"imported {len(self.imported)} atom(s)" + (f" into {self.out}" if self.out else "")]
-        if self.rejected:
-            lines.append(f"rejected {len(self.rejected)} file(s):")
-            lines += [f"  {f}: {reason}" for f, reason in self.rejected]
-        return "\n".join(lines)
-
-
-@dataclass
-class _Candidate:
-    file: str  # relative to src, forward slashes
-    path: Path
-    label: str
-    phrase: str
-    license: str
-    audio: npt.NDArray[np.float32] | None = None
-
-
-def _near_key(label: str) -> str:
-    return re.sub(r"[\s_\-]+", "", label.casefold())
-
-
-def _default_phrase(label: str) -> str:
-    return re.sub(r"\s+", " ", label.replace("_", " ").replace("-", " ")).strip()
-
-
-def _collect_from_csv(src: Path, labels_csv: Path, rejected: list[tuple[str, str]]) -> list[_Candidate]:
-    try:
-        with open(labels_csv, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"{labels_csv}: cannot read labels CSV ({err})") from err
-    if not rows:
-        raise UserError(f"{labels_csv}: empty; expected a header 'file,label[,phrase][,license]'")
-    header = [h.strip().lower() for h in rows[0]]
-    if "file" not in header or "label" not in header:
-        raise UserError(f"{labels_csv}: header {rows[0]} must name columns 'file' and 'label' (optional 'phrase', 'license')")
-    col = {name: header.index(name) for name in ("file", "label", "phrase", "license") if name in header}
-    out: list[_Candidate] = []
-    for line_no, row in enumerate(rows[1:], start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        cells = row + [""] * (len(header) - len(row))
-        rel = cells[col["file"]].strip()
-        label = cells[col["label"]].strip()
-        where = f"{labels_csv.name} line {line_no}"
-        if not rel:
-            rejected.append((where, "empty 'file' cell"))
-            continue
-        path = (src / rel).resolve()
-        if not path.is_file():
-            rejected.append((rel, f"listed in {where} but not found under {src}"))
-            continue
-        phrase = cells[col["phrase"]].strip() if "phrase" in col else ""
-        license_ = cells[col["license"]].strip() if "license" in col else ""
-        out.append(_Candidate(rel, path, label, phrase or _default_phrase(label), license_ or "unspecified"))
-    return out
-
-
-def _collect_from_folders(src: Path, rejected: list[tuple[str, str]]) -> list[_Candidate]:
-    out: list[_Candidate] = []
-    for path in sorted(p for p in src.rglob("*") if p.is_file()):
-        rel = path.relative_to(src).as_posix()
-        if any(part.startswith(".") for part in path.relative_to(src).parts):
-            continue  # hidden files and folders (.DS_Store, .git) are not sounds
-        parts = path.relative_to(src).parts
-        if len(parts) < 2:
-            rejected.append((rel, "not inside a label folder (expected SRC/<label>/<file>, or pass a labels CSV)"))
-            continue
-        label = parts[0].strip()
-        out.append(_Candidate(rel, path, label, _default_phrase(label), "unspecified"))
-    return out
-
-
-def _trim_silence(x: npt.NDArray[np.float32], sample_rate: int) -> npt.NDArray[np.float32]:
-    """Cut leading/trailing 10 ms frames whose RMS is below TRIM_THRESHOLD_DB relative to the peak."""
-    frame = max(1, sample_rate // 100)
-    n_frames = int(np.ceil(len(x) / frame))
-    padded = np.zeros(n_frames * frame, dtype=np.float64)
-    padded[: len(x)] = x
-    frame_rms = np.sqrt(np.mean(padded.reshape(n_frames, frame) ** 2, axis=1))
-    threshold = float(np.max(np.abs(x))) * 10 ** (TRIM_THRESHOLD_DB / 20)
-    loud = np.flatnonzero(frame_rms >= threshold)
-    if len(loud) == 0:
-        return x[:0]
-    return x[loud[0] * frame : min(len(x), (loud[-1] + 1) * frame)]
-
-
-def _load_candidate(c: _Candidate, sample_rate: int, min_duration_s: float, max_duration_s: float) -> str | None:
-    """Decode, mix down, resample, trim and normalise; return a rejection reason or None."""
-    try:
-        data, rate = sf.read(c.path, dtype="float32", always_2d=True)
-    except Exception as err:  # libsndfile reports corrupt/unknown files in several ways
-        return f"unreadable or corrupt audio ({str(err).strip() or type(err).__name__})"
-    if data.shape[0] == 0:
-        return "contains no audio frames"
-    if not np.all(np.isfinite(data)):
-        return "contains NaN or infinite samples"
-    mono = np.ascontiguousarray(data.mean(axis=1, dtype=np.float64).astype(np.float32))
-    peak = float(np.max(np.abs(mono)))
-    if peak <= 10 ** (SILENCE_PEAK_DBFS / 20):
-        return f"silent (peak below {SILENCE_PEAK_DBFS:.0f} dBFS)"
-    if rate != sample_rate:
-        mono = _core.resample(mono, int(rate), int(sample_rate))
-    trimmed = _trim_silence(mono, sample_rate)
-    duration = len(trimmed) / sample_rate
-    if duration < min_duration_s:
-        return f"too short after trimming silence: {duration:.2f} s < {min_duration_s:g} s"
-    if duration > max_duration_s:
-        return f"too long after trimming silence: {duration:.2f} s > {max_duration_s:g} s"
-    c.audio = _core.finish_atom(np.ascontiguousarray(trimmed, dtype=np.float32), int(sample_rate))
-    return None
-
-
-def _label_problems(candidates: Sequence[_Candidate]) -> dict[str, str]:
-    """Rejection reasons for label/phrase clashes, keyed by file."""
-    problems: dict[str, str] = {}
-    for c in candidates:
-        if not _LABEL_RE.match(c.label):
-            problems[c.file] = f"invalid label {c.label!r}: use letters, digits, '_', '-' or spaces (e.g. dog_bark)"
-    by_label: dict[str, list[_Candidate]] = {}
-    by_key: dict[str, list[_Candidate]] = {}
-    by_phrase: dict[str, list[_Candidate]] = {}
-    for c in candidates:
-        by_label.setdefault(c.label, []).append(c)
-        by_key.setdefault(_near_key(c.label), []).append(c)
-        by_phrase.setdefault(c.phrase.casefold(), []).append(c)
-    for label, group in by_label.items():
-        if len(group) > 1:
-            for c in group:
-                others = ", ".join(o.file for o in group if o is not c)
-                problems.setdefault(c.file, f"duplicate label {label!r} (also used by {others})")
-    for group in by_key.values():
-        if len({c.label for c in group}) > 1:
-            for c in group:
-                others = ", ".join(f"{o.label!r} ({o.file})" for o in group if o.label != c.label)
-                problems.setdefault(c.file, f"label {c.label!r} is nearly identical to {others}")
-    for phrase, group in by_phrase.items():
-        if len({c.label for c in group}) > 1:
-            for c in group:
-                others = ", ".join(o.file for o in group if o.label != c.label)
-                problems.setdefault(c.file, f"duplicate phrase {c.phrase!r} (also used by {others})")
-    return problems
 
 
 def import_folder(
@@ -368,78 +286,16 @@ def import_folder(
     min_duration_s: float = 0.3,
     max_duration_s: float = 10.0,
     overwrite: bool = False,
-) -> ImportReport:
-    """Build a library directory at ``out`` from labelled audio files under ``src``.
+):
+    """A class-folder (``src/<label>/<file>``, many files per label) or labels-CSV import; see
+    `reasonaudio.atom_import.import_atoms` for every layout and option."""
+    from reasonaudio.atom_import import import_atoms
 
-    Labels come from ``labels_csv`` (columns ``file,label[,phrase][,license]``, files relative to
-    ``src``) or else from folders (``src/<label>/<file>``); a missing phrase is the label with
-    underscores as spaces. Every file libsndfile reads is accepted (WAV, FLAC, OGG, MP3; any
-    rate, channel count, bit depth): it is mixed down to mono, resampled once to ``sample_rate``,
-    trimmed of leading/trailing silence (10 ms frames below -40 dB relative to the file's peak) and
-    loudness-normalised like the procedural atoms (RMS -20 dBFS, peak <= 0.9).
-
-    Files are rejected, with a reason, when unreadable or corrupt, silent, non-finite, too short or
-    too long after trimming, or when their label duplicates another file's (exactly or up to
-    case/space/underscore/hyphen) or their phrase does. With any rejection and ``skip_bad`` false,
-    nothing is written and `UserError` lists every bad file; with ``skip_bad`` the rest is imported
-    and the report printed.
-    """
-    src_dir = Path(src)
-    if not src_dir.is_dir():
-        raise UserError(f"{src_dir}: not a directory of audio files")
-    if sample_rate < 4000:
-        raise UserError(f"sample rate must be at least 4000 Hz, got {sample_rate}")
-    if not 0 < min_duration_s < max_duration_s:
-        raise UserError(f"need 0 < min_duration_s < max_duration_s, got {min_duration_s} and {max_duration_s}")
-    from reasonaudio.outputs import check_directory, check_not_an_input
-
-    out_dir = Path(out)
-    check_not_an_input(out_dir, [src_dir] + ([Path(labels_csv)] if labels_csv is not None else []))
-    check_directory(out_dir, "atom library", overwrite)
-
-    rejected: list[tuple[str, str]] = []
-    if labels_csv is not None:
-        candidates = _collect_from_csv(src_dir, Path(labels_csv), rejected)
-    else:
-        candidates = _collect_from_folders(src_dir, rejected)
-
-    label_problems = _label_problems(candidates)
-    kept: list[_Candidate] = []
-    for c in candidates:
-        reason = _load_candidate(c, sample_rate, min_duration_s, max_duration_s)
-        reason = reason or label_problems.get(c.file)
-        if reason:
-            rejected.append((c.file, reason))
-        else:
-            kept.append(c)
-
-    if rejected and not skip_bad:
-        listing = "\n".join(f"  {f}: {reason}" for f, reason in rejected)
-        raise UserError(
-            f"{len(rejected)} file(s) under {src_dir} cannot be imported (nothing was written; "
-            f"fix them or pass --skip-bad to import the rest):\n{listing}"
-        )
-    if not kept:
-        raise UserError(f"{src_dir}: no usable audio files found; nothing was written")
-
-    kept.sort(key=lambda c: c.label)
-    chunks = [c.audio for c in kept if c.audio is not None]
-    lib = AtomLibrary(
-        atom_ids=[f"atom_{i:03d}" for i in range(len(kept))],
-        labels=[c.label for c in kept],
-        phrases=[c.phrase for c in kept],
-        families=["imported"] * len(kept),
-        sources=[c.file for c in kept],
-        licenses=[c.license for c in kept],
-        sample_rate=int(sample_rate),
-        audio_flat=np.concatenate(chunks),
-        offsets=np.concatenate([[0], np.cumsum([len(a) for a in chunks])]).astype(np.uint64),
+    return import_atoms(
+        src, out, layout="csv" if labels_csv is not None else "folders", labels_csv=labels_csv,
+        sample_rate=sample_rate, skip_bad=skip_bad, min_duration_s=min_duration_s,
+        max_duration_s=max_duration_s, overwrite=overwrite,
     )
-    lib.save(out_dir, overwrite=overwrite)
-    report = ImportReport(out=out_dir, imported=[(c.file, c.label) for c in kept], rejected=rejected)
-    if rejected:
-        print(report)
-    return report
 
 
 # ------------------------------------------------------------------ features and pictures

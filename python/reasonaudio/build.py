@@ -22,8 +22,9 @@ import numpy as np
 import polars as pl
 
 from reasonaudio import _core
-from reasonaudio.dataset import FORMAT_VERSION, TASKS
+from reasonaudio.contract import FORMAT_VERSION, FORMAT_VERSION_ONE_EXEMPLAR, TASKS
 from reasonaudio.errors import UserError
+from reasonaudio.exemplars import LabelView, recordings_used, select_split, write_attribution
 from reasonaudio.annotate import positive_labels
 from reasonaudio.queries import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
 
@@ -49,6 +50,7 @@ class BuildConfig:
     threads: int = 0
     min_hard_negatives: int = 1  # per query; more than one makes ranking metrics harder for mention-matchers
     plan: dict = field(default_factory=dict)  # overrides of the Rust planner's parameters
+    exemplar_split: str = "all"  # build from the library's "test" (or "train") exemplars only
 
     def check(self) -> None:
         if self.clips < 1:
@@ -553,6 +555,7 @@ def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.nd
         plan.query_ids, plan.relevant, plan.positives, plan.negatives, plan.planned, plan.hard_counts,
         plan.atom_audio,
     )
+    write_attribution(root, plan.library, plan.final["ev_atom"])
     _write_json(root / "manifest.json", manifest)
     return manifest
 
@@ -624,10 +627,12 @@ def _plan(config: BuildConfig) -> BuildPlan:
     from reasonaudio.atoms import AtomLibrary
 
     t0 = time.perf_counter()
-    library = AtomLibrary.open(config.atoms, sample_rate=config.sample_rate)
-    labels = list(library.labels)
+    library = select_split(AtomLibrary.open(config.atoms, sample_rate=config.sample_rate), config.exemplar_split)
+    # planning, queries and relevance work on labels; exemplars are drawn at the end (exemplars.py)
+    label_view = LabelView.of(library)
+    labels = label_view.labels
     audio, offsets = library.flat()
-    natives = np.diff(offsets.astype(np.int64))
+    natives = label_view.natives
     params_json, thresholds = config.plan_params(len(labels))
     quiet = _inaudible_atoms(library, json.loads(params_json))
     if quiet:
@@ -661,7 +666,7 @@ def _plan(config: BuildConfig) -> BuildPlan:
     views = Corpus(cols).views()
 
     def draw(per_task: int, tasks: list[str]) -> list[QuerySpec]:
-        generator = QueryGenerator(views, labels, list(library.phrases), config.sample_rate, list(thresholds), config.seed)
+        generator = QueryGenerator(views, labels, label_view.phrases, config.sample_rate, list(thresholds), config.seed)
         return [generator.generate(task, j) for task in tasks for j in range(per_task)]
 
     def pair_up(specs: list[QuerySpec]) -> _Pairs:
@@ -705,7 +710,7 @@ def _plan(config: BuildConfig) -> BuildPlan:
         )
     query_ids = [f"{s.task}_{j % max(per_task, 1):04d}" for j, s in enumerate(specs)]
     corpus = pairs.corpus
-    final = corpus.columns()
+    final = label_view.draw(corpus.columns(), config.seed)
     rel = pairs.relevant
     positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
     t_plan = time.perf_counter() - t0
@@ -883,13 +888,17 @@ def _write_tables(
     hashes["atoms_audio"] = hashlib.sha256(np.ascontiguousarray(atom_audio, dtype="<f4").tobytes()).hexdigest()
     for rel_name in ("beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv"):
         hashes[rel_name] = _sha256(root / rel_name)
+    # A library with one exemplar per label and no split/attribution is a v1 benchmark: it keeps its
+    # v1 manifest byte for byte (a v1 benchmark is a valid v2 one).
+    v2 = bool(library.splits or library.attributions) or library.n_labels != len(library)
+    extra = {"recordings": recordings_used(library, atom)} if v2 else {}
     return {
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if v2 else FORMAT_VERSION_ONE_EXEMPLAR,
         "tool_version": __version__,
         "seed": config.seed,
         "sample_rate": sr,
         "params": {
-            "build": {k: v for k, v in asdict(config).items() if k not in ("threads",)},
+            "build": {k: v for k, v in asdict(config).items() if k not in ("threads",) and not (k == "exemplar_split" and not v2)},
             "plan": params,
             "duration_thresholds_s": thresholds,
             "margin_s": params["margin_s"],
@@ -899,6 +908,7 @@ def _write_tables(
         "counts": counts,
         "hashes": hashes,
         "hash_scheme": "sha256 of file bytes; atoms_audio = sha256 of the atom bank as little-endian float32",
+        **extra,
     }
 
 

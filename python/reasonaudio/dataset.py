@@ -21,12 +21,19 @@ from reasonaudio.contract import FORMAT_VERSION, MANIFEST_KEYS, TABLE_COLUMNS, T
 
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a JSONL file; bad JSON or a line that is
-    not an object is a UserError naming the file and line."""
+def iter_jsonl(path: str | Path, on_bad_line=None) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file. A line that is not valid JSON
+    or not an object is a UserError naming the file and line, or, with `on_bad_line(lineno,
+    reason)`, reported to it and skipped (the validator records every bad line)."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: file not found")
+
+    def bad(lineno: int, reason: str) -> None:
+        if on_bad_line is None:
+            raise UserError(f"{path}, line {lineno}: {reason}")
+        on_bad_line(lineno, reason)
+
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -34,9 +41,11 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as err:
-                raise UserError(f"{path}, line {lineno}: not valid JSON ({err.msg})") from None
+                bad(lineno, f"not valid JSON ({err.msg})")
+                continue
             if not isinstance(row, dict):
-                raise UserError(f"{path}, line {lineno}: expected a JSON object")
+                bad(lineno, "expected a JSON object")
+                continue
             yield lineno, row
 
 

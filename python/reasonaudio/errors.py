@@ -1,9 +1,65 @@
-"""Errors meant for the user: one clear sentence naming the file, row and what was expected."""
+"""The errors reasonaudio raises on purpose, in one hierarchy shared with the Rust core.
+
+`UserError` is what the CLI prints as one line (exit 2): bad input or a refused operation, in a
+sentence naming the file, row and what was expected.
+
+`CoreError` and its kinds are raised by the Rust extension (`reasonaudio._core`; the bindings in
+rust/python/src import these classes by name), as polars and pydantic-core do. Each kind also
+subclasses the builtin exception the bindings raised before this hierarchy existed (`ValueError`,
+`OSError`, `TypeError`), so callers that catch those keep working. Python code that turns a core
+error into a message for the user wraps it in a `UserError` with the context it knows.
+
+Ctrl-C inside a long core call raises the builtin `KeyboardInterrupt`, never one of these.
+"""
 
 
-class UserError(Exception):
+class ReasonAudioError(Exception):
+    """Base of every error reasonaudio raises on purpose."""
+
+
+class UserError(ReasonAudioError):
     """Bad input or a refused operation; the CLI prints it without a traceback."""
 
 
 class ValidationError(UserError):
     """A benchmark directory or table breaks the contract."""
+
+
+class CoreError(ReasonAudioError):
+    """An input the Rust core refused; the message names the column, row, clip or query."""
+
+
+class PlanError(CoreError, ValueError):
+    """Planner parameters that break their rules, or a clip request the planner cannot satisfy."""
+
+
+class AnnotateError(CoreError, ValueError):
+    """Inputs of the relevance engine that do not fit together (label vocabulary, query ids)."""
+
+
+class LogicError(AnnotateError):
+    """A query's logic is malformed: the message names the query and the constraint."""
+
+
+class EventError(AnnotateError):
+    """An event row given to the relevance engine is out of range or inconsistent."""
+
+
+class MixError(CoreError, ValueError):
+    """Render columns or options the mixer refuses: lengths, order, atom index, event outside its clip."""
+
+
+class ColumnTypeError(CoreError, TypeError):
+    """A column handed to the core is not a 1-D numpy array of the dtype it needs."""
+
+
+class AudioWriteError(CoreError, OSError):
+    """A rendered clip could not be encoded or written; the message names the clip and the path."""
+
+
+class ResampleError(CoreError, ValueError):
+    """Sample rates the resampler cannot work with."""
+
+
+class AtomError(CoreError, ValueError):
+    """Input the atom library functions refuse (a sample rate too low, non-finite samples)."""

@@ -19,7 +19,9 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError
-from reasonaudio.validate import EventIndex, LogicError, Tables, open_benchmark, parse_logic
+from reasonaudio.contract.logic import LogicError, parse_logic
+from reasonaudio.contract.reference import EventIndex
+from reasonaudio.validate import Tables, open_benchmark
 
 TIMELINE_WIDTH = 48
 MAX_LISTED_QUERIES = 20

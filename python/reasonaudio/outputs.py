@@ -141,6 +141,17 @@ def check_directory(out: Path, kind: str, force: bool) -> bool:
     return True
 
 
+def _claim(out: Path) -> _Lock:
+    """The output's folder (created if needed) and the lock on `out`, held by the caller."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"{out.parent}: cannot create the output's folder ({err.strerror})") from None
+    lock = _Lock(out)
+    lock.acquire()
+    return lock
+
+
 @contextlib.contextmanager
 def output_directory(
     out: str | os.PathLike[str],
@@ -154,12 +165,7 @@ def output_directory(
     out = Path(out)
     check_not_an_input(out, inputs)
     check_directory(out, kind, force)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"{out.parent}: cannot create the output's folder ({err.strerror})") from None
-    lock = _Lock(out)
-    lock.acquire()
+    lock = _claim(out)
     tmp: Path | None = None
     try:
         _remove_stale(out)
@@ -200,12 +206,7 @@ def output_file(
         raise UserError(f"{out}: is a directory; expected a file path")
     if out.exists() and not force:
         raise UserError(f"{out}: exists; pass --force to replace it")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UserError(f"{out.parent}: cannot create the output's folder ({err.strerror})") from None
-    lock = _Lock(out)
-    lock.acquire()
+    lock = _claim(out)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}{out.suffix}"
     try:
         _remove_stale(out)

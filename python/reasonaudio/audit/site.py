@@ -29,7 +29,8 @@ import polars as pl
 
 from reasonaudio.dataset import TASKS, Benchmark, load_benchmark
 from reasonaudio.errors import UserError
-from reasonaudio.validate import Constraint, EventIndex, LogicError, parse_logic
+from reasonaudio.contract.logic import Constraint, LogicError, parse_logic
+from reasonaudio.contract.reference import EventIndex
 
 SITE_FORMAT = "reasonaudio-audit-site"
 JUDGMENTS_FORMAT = "reasonaudio-audit-judgments"

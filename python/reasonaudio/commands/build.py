@@ -48,6 +48,8 @@ def add_parser(subparsers) -> None:
                    help="hard negatives each query must have; missing ones are planned on purpose (default 1)")
     p.add_argument("--plan", type=_plan_override, action="append", default=[], metavar="KEY=JSON",
                    help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\'')
+    p.add_argument("--exemplar-split", choices=("all", "train", "test"), default=d.exemplar_split,
+                   help="build from the library's test (or train) exemplars only (default all)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         min_hard_negatives=args.min_hard_negatives,
         plan=dict(args.plan),
+        exemplar_split=args.exemplar_split,
     )
     start = time.perf_counter()
     if args.save_plan is not None:

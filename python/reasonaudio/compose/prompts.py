@@ -13,7 +13,6 @@ answers produced under either score with the tags they were asked for.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 

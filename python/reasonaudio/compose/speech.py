@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import soundfile as sf
 
 from reasonaudio.audio_io import read_mono, to_rate  # noqa: F401  (re-exported for compose)
 from reasonaudio.compose.content import Item

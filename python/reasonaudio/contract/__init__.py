@@ -6,8 +6,15 @@ engine. Everything else (build, validate, queries, annotate, tests, benches) imp
 
 from __future__ import annotations
 
-#: Version of the on-disk layout this tool writes (§4); v2 allows several exemplars per label.
-FORMAT_VERSION = "1"
+#: Version of the on-disk layout (§4): v2 allows several exemplars per label, a v1 benchmark is a
+#: valid v2 one. A build from a library with one exemplar per label (and no split or attribution)
+#: still writes "1", so that such benchmarks stay byte-identical to those built before v2.
+FORMAT_VERSION = "2"
+FORMAT_VERSION_ONE_EXEMPLAR = "1"
+FORMAT_VERSIONS = (FORMAT_VERSION_ONE_EXEMPLAR, FORMAT_VERSION)
+
+#: §1: an atom may carry a split; a benchmark may be built from the `test` exemplars only.
+ATOM_SPLITS: tuple[str, ...] = ("train", "test")
 
 TASKS: tuple[str, ...] = ("negation", "order", "overlap", "duration", "mix")
 PATTERNS: tuple[str, ...] = ("sequential", "overlap")

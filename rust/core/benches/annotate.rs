@@ -20,23 +20,14 @@ struct Corpus {
 
 fn corpus(n_clips: u32, rng: &mut Pcg64) -> Corpus {
     let all: Vec<u32> = (0..N_LABELS).collect();
-    let mut c = Corpus {
-        clip: vec![],
-        label: vec![],
-        onset: vec![],
-        offset: vec![],
-    };
+    let mut c = Corpus { clip: vec![], label: vec![], onset: vec![], offset: vec![] };
     for clip in 0..n_clips {
         let k = rng.gen_range(2..=8);
         let sequential = rng.gen_bool(0.6);
         let mut t = 0i64;
         for &l in all.choose_multiple(rng, k) {
             let len = rng.gen_range(RATE / 2..4 * RATE);
-            let on = if sequential {
-                t
-            } else {
-                rng.gen_range(0..4 * RATE)
-            };
+            let on = if sequential { t } else { rng.gen_range(0..4 * RATE) };
             t = on + len + rng.gen_range(RATE / 2..3 * RATE / 2);
             c.clip.push(clip);
             c.label.push(l);
@@ -58,10 +49,7 @@ fn queries(c: &Corpus, n: usize, rng: &mut Pcg64) -> Vec<String> {
                 0 => format!(r#"{{"all": [{{"has": "{a}"}}, {{"not": "{other}"}}]}}"#),
                 1 => format!(r#"{{"all": [{{"before": ["{a}", "{b}"]}}]}}"#),
                 2 => format!(r#"{{"all": [{{"overlap": ["{a}", "{b}"]}}]}}"#),
-                3 => format!(
-                    r#"{{"all": [{{"duration": {{"label": "{a}", "min_s": {}}}}}]}}"#,
-                    dur - 0.5
-                ),
+                3 => format!(r#"{{"all": [{{"duration": {{"label": "{a}", "min_s": {}}}}}]}}"#, dur - 0.5),
                 _ => format!(r#"{{"all": [{{"before": ["{a}", "{b}"]}}, {{"not": "{other}"}}]}}"#),
             }
         })
@@ -75,19 +63,12 @@ fn bench_annotate(cr: &mut Criterion) {
     let ids: Vec<String> = (0..logic.len()).map(|i| format!("q{i}")).collect();
     let labels: Vec<String> = (0..N_LABELS).map(|l| format!("l{l}")).collect();
     let vocab = Vocabulary::new(&labels).unwrap();
-    let events = Events {
-        clip: &c.clip,
-        label: &c.label,
-        onset: &c.onset,
-        offset: &c.offset,
-    };
+    let events = Events { clip: &c.clip, label: &c.label, onset: &c.onset, offset: &c.offset };
 
     cr.bench_function("index_10k_clips", |b| {
         b.iter(|| EventIndex::build(&events, 10_000, labels.len(), RATE as f64).unwrap())
     });
-    cr.bench_function("compile_1k_queries", |b| {
-        b.iter(|| compile_queries(&vocab, &ids, &logic).unwrap())
-    });
+    cr.bench_function("compile_1k_queries", |b| b.iter(|| compile_queries(&vocab, &ids, &logic).unwrap()));
     let index = EventIndex::build(&events, 10_000, labels.len(), RATE as f64).unwrap();
     let compiled = compile_queries(&vocab, &ids, &logic).unwrap();
     for threads in [1usize, 2] {

@@ -72,7 +72,9 @@ fn bench_mix(c: &mut Criterion) {
     let mut g = c.benchmark_group("mix");
     g.measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500)).sample_size(20);
     g.throughput(Throughput::Elements(CLIP as u64));
-    g.bench_function("render_clip_10s", |b| b.iter(|| black_box(mix::render_clip(&bank, &events, CLIP, &opts).unwrap())));
+    g.bench_function("render_clip_10s", |b| {
+        b.iter(|| black_box(mix::render_clip(&bank, &events, CLIP, &opts).unwrap()))
+    });
     let mut bytes = Vec::new();
     g.bench_function("render_clip_10s+encode_wav16", |b| {
         b.iter(|| {

@@ -36,6 +36,7 @@
 //! ```
 use rayon::prelude::*;
 
+use crate::cancel::Cancel;
 use crate::logic::{CompiledQuery, Constraint, Logic, LogicError, Vocabulary};
 
 /// Borrowed event columns, one entry per event. `offset` is exclusive, in the same ticks as
@@ -56,6 +57,8 @@ pub enum AnnotateError {
     Events(String),
     #[error("{0}")]
     Input(String),
+    #[error("annotation cancelled")]
+    Cancelled,
 }
 
 /// Relevant pairs as CSR: query `q`'s relevant clips are
@@ -105,12 +108,7 @@ pub struct EventIndex {
 impl EventIndex {
     /// Validates and indexes the events. `n_labels` is the vocabulary size (label ids must be
     /// below it); `rate` is ticks per second (the sample rate for sample positions).
-    pub fn build(
-        events: &Events<'_>,
-        n_clips: usize,
-        n_labels: usize,
-        rate: f64,
-    ) -> Result<EventIndex, AnnotateError> {
+    pub fn build(events: &Events<'_>, n_clips: usize, n_labels: usize, rate: f64) -> Result<EventIndex, AnnotateError> {
         let n = events.clip.len();
         if events.label.len() != n || events.onset.len() != n || events.offset.len() != n {
             return Err(AnnotateError::Events(format!(
@@ -183,9 +181,7 @@ impl EventIndex {
         // Clips per label; a label repeated within a clip counts that clip once.
         let distinct = |c: usize| {
             let ls = &label[clip_ptr[c]..clip_ptr[c + 1]];
-            (0..ls.len())
-                .filter(move |&k| k == 0 || ls[k] != ls[k - 1])
-                .map(move |k| ls[k])
+            (0..ls.len()).filter(move |&k| k == 0 || ls[k] != ls[k - 1]).map(move |k| ls[k])
         };
         let mut label_ptr = vec![0usize; n_labels + 1];
         for c in 0..n_clips {
@@ -280,11 +276,7 @@ impl EventIndex {
                 let (ra, rb) = (self.span(clip, a), self.span(clip, b));
                 self.any_overlap(ra, rb)
             }
-            Constraint::Duration {
-                label,
-                min_s,
-                max_s,
-            } => self.span(clip, label).any(|k| {
+            Constraint::Duration { label, min_s, max_s } => self.span(clip, label).any(|k| {
                 let dur = (self.offset[k] - self.onset[k]) as f64 / self.rate;
                 within(dur, min_s, max_s)
             }),
@@ -348,11 +340,9 @@ impl EventIndex {
         let mut per_clip: Vec<&Constraint<u32>> = Vec::new();
         for check in &q.event_checks {
             match *check {
-                Constraint::Duration {
-                    label,
-                    min_s,
-                    max_s,
-                } if !candidates.is_empty() && (label as usize) < self.n_labels => {
+                Constraint::Duration { label, min_s, max_s }
+                    if !candidates.is_empty() && (label as usize) < self.n_labels =>
+                {
                     let l = label as usize;
                     let (lo, hi) = (self.label_ev_ptr[l], self.label_ev_ptr[l + 1]);
                     // Scanning the label's events costs about (hi - lo); checking each candidate's
@@ -383,14 +373,28 @@ impl EventIndex {
 
     /// Evaluates every query (in parallel across queries; `threads == 0` uses rayon's global
     /// pool). The output does not depend on the thread count.
-    pub fn annotate(
+    pub fn annotate(&self, queries: &[CompiledQuery], threads: usize) -> Result<Relevance, AnnotateError> {
+        self.annotate_cancellable(queries, threads, Cancel::NEVER)
+    }
+
+    /// [`EventIndex::annotate`] that stops with [`AnnotateError::Cancelled`] soon after `cancel`
+    /// is set (checked before each query).
+    pub fn annotate_cancellable(
         &self,
         queries: &[CompiledQuery],
         threads: usize,
+        cancel: Cancel<'_>,
     ) -> Result<Relevance, AnnotateError> {
         let run = || {
-            let per_query: Vec<Vec<u32>> =
-                queries.par_iter().map(|q| self.relevant_clips(q)).collect();
+            let per_query: Vec<Vec<u32>> = queries
+                .par_iter()
+                .map(|q| {
+                    if cancel.is_set() {
+                        return Err(AnnotateError::Cancelled);
+                    }
+                    Ok(self.relevant_clips(q))
+                })
+                .collect::<Result<_, _>>()?;
             let mut indptr = Vec::with_capacity(queries.len() + 1);
             indptr.push(0u64);
             let mut total = 0u64;
@@ -402,21 +406,16 @@ impl EventIndex {
             for v in per_query {
                 clip_indices.extend_from_slice(&v);
             }
-            Relevance {
-                indptr,
-                clip_indices,
-            }
+            Ok(Relevance { indptr, clip_indices })
         };
         if threads == 0 {
-            Ok(run())
+            run()
         } else {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
-                .map_err(|e| {
-                    AnnotateError::Input(format!("cannot start {threads} threads: {e}"))
-                })?;
-            Ok(pool.install(run))
+                .map_err(|e| AnnotateError::Input(format!("cannot start {threads} threads: {e}")))?;
+            pool.install(run)
         }
     }
 }
@@ -457,11 +456,7 @@ fn merge_filter(small: &[u32], large: &[u32], keep_common: bool) -> Vec<u32> {
     while i < small.len() && j < large.len() {
         let (x, y) = (small[i], large[j]);
         out[k] = x;
-        k += if keep_common {
-            (x == y) as usize
-        } else {
-            (x < y) as usize
-        };
+        k += if keep_common { (x == y) as usize } else { (x < y) as usize };
         i += (x <= y) as usize;
         j += (y <= x) as usize;
     }
@@ -481,11 +476,7 @@ pub fn compile_queries<S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
     logic: &[T],
 ) -> Result<Vec<CompiledQuery>, AnnotateError> {
     if query_ids.len() != logic.len() {
-        return Err(AnnotateError::Input(format!(
-            "{} query ids for {} logic strings",
-            query_ids.len(),
-            logic.len()
-        )));
+        return Err(AnnotateError::Input(format!("{} query ids for {} logic strings", query_ids.len(), logic.len())));
     }
     query_ids
         .par_iter()
@@ -505,10 +496,28 @@ pub fn relevance<L: AsRef<str>, S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
     logic: &[T],
     threads: usize,
 ) -> Result<Relevance, AnnotateError> {
+    relevance_cancellable(events, n_clips, rate, labels, query_ids, logic, threads, Cancel::NEVER)
+}
+
+/// [`relevance`] that stops with [`AnnotateError::Cancelled`] soon after `cancel` is set.
+#[allow(clippy::too_many_arguments)]
+pub fn relevance_cancellable<L: AsRef<str>, S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
+    events: &Events<'_>,
+    n_clips: usize,
+    rate: f64,
+    labels: &[L],
+    query_ids: &[S],
+    logic: &[T],
+    threads: usize,
+    cancel: Cancel<'_>,
+) -> Result<Relevance, AnnotateError> {
     let vocab = Vocabulary::new(labels).map_err(AnnotateError::Input)?;
     let queries = compile_queries(&vocab, query_ids, logic)?;
     let index = EventIndex::build(events, n_clips, vocab.len(), rate)?;
-    index.annotate(&queries, threads)
+    if cancel.is_set() {
+        return Err(AnnotateError::Cancelled);
+    }
+    index.annotate_cancellable(&queries, threads, cancel)
 }
 
 #[cfg(test)]
@@ -521,12 +530,7 @@ mod tests {
         let label: Vec<u32> = rows.iter().map(|r| r.1).collect();
         let onset: Vec<i64> = rows.iter().map(|r| r.2).collect();
         let offset: Vec<i64> = rows.iter().map(|r| r.3).collect();
-        let ev = Events {
-            clip: &clip,
-            label: &label,
-            onset: &onset,
-            offset: &offset,
-        };
+        let ev = Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
         let labels = ["a", "b", "c", "d", "e"];
         let rel = relevance(&ev, n_clips, 10.0, &labels, &["q"], &[logic], 1).unwrap();
         rel.clips_of(0).to_vec()
@@ -540,16 +544,10 @@ mod tests {
     fn has_and_not() {
         let rows = [(0, A, 0, 10), (1, B, 0, 10), (2, A, 0, 5), (2, B, 5, 10)];
         assert_eq!(run(&rows, 4, r#"{"all": [{"has": "a"}]}"#), vec![0, 2]);
-        assert_eq!(
-            run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "b"}]}"#),
-            vec![0]
-        );
+        assert_eq!(run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "b"}]}"#), vec![0]);
         // Only `not`: every clip is a candidate, including clip 3 with no events at all.
         assert_eq!(run(&rows, 4, r#"{"all": [{"not": "a"}]}"#), vec![1, 3]);
-        assert_eq!(
-            run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "a"}]}"#),
-            Vec::<u32>::new()
-        );
+        assert_eq!(run(&rows, 4, r#"{"all": [{"has": "a"}, {"not": "a"}]}"#), Vec::<u32>::new());
     }
 
     #[test]
@@ -557,22 +555,9 @@ mod tests {
         let rows = [(0, A, 0, 10), (1, B, 0, 10)];
         // "zzz" is not in the vocabulary; "c" is, but has no events.
         for missing in ["zzz", "c"] {
-            assert_eq!(
-                run(&rows, 2, &format!(r#"{{"all": [{{"has": "{missing}"}}]}}"#)),
-                Vec::<u32>::new()
-            );
-            assert_eq!(
-                run(&rows, 2, &format!(r#"{{"all": [{{"not": "{missing}"}}]}}"#)),
-                vec![0, 1]
-            );
-            assert_eq!(
-                run(
-                    &rows,
-                    2,
-                    &format!(r#"{{"all": [{{"before": ["a", "{missing}"]}}]}}"#)
-                ),
-                Vec::<u32>::new()
-            );
+            assert_eq!(run(&rows, 2, &format!(r#"{{"all": [{{"has": "{missing}"}}]}}"#)), Vec::<u32>::new());
+            assert_eq!(run(&rows, 2, &format!(r#"{{"all": [{{"not": "{missing}"}}]}}"#)), vec![0, 1]);
+            assert_eq!(run(&rows, 2, &format!(r#"{{"all": [{{"before": ["a", "{missing}"]}}]}}"#)), Vec::<u32>::new());
         }
     }
 
@@ -588,14 +573,8 @@ mod tests {
             (3, B, 0, 5),
             (3, A, 6, 9), // reversed
         ];
-        assert_eq!(
-            run(&rows, 4, r#"{"all": [{"before": ["a", "b"]}]}"#),
-            vec![0]
-        );
-        assert_eq!(
-            run(&rows, 4, r#"{"all": [{"before": ["b", "a"]}]}"#),
-            vec![3]
-        );
+        assert_eq!(run(&rows, 4, r#"{"all": [{"before": ["a", "b"]}]}"#), vec![0]);
+        assert_eq!(run(&rows, 4, r#"{"all": [{"before": ["b", "a"]}]}"#), vec![3]);
     }
 
     #[test]
@@ -612,14 +591,8 @@ mod tests {
             (4, A, 0, 100),
             (4, B, 20, 30), // containment -> true
         ];
-        assert_eq!(
-            run(&rows, 5, r#"{"all": [{"overlap": ["a", "b"]}]}"#),
-            vec![1, 3, 4]
-        );
-        assert_eq!(
-            run(&rows, 5, r#"{"all": [{"overlap": ["b", "a"]}]}"#),
-            vec![1, 3, 4]
-        );
+        assert_eq!(run(&rows, 5, r#"{"all": [{"overlap": ["a", "b"]}]}"#), vec![1, 3, 4]);
+        assert_eq!(run(&rows, 5, r#"{"all": [{"overlap": ["b", "a"]}]}"#), vec![1, 3, 4]);
     }
 
     #[test]
@@ -639,87 +612,27 @@ mod tests {
             (2, A, 5, 30),
             (2, C, 20, 25),
         ];
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"before": ["a", "b"]}]}"#),
-            vec![0, 1]
-        );
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"before": ["b", "a"]}]}"#),
-            vec![0]
-        );
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"overlap": ["a", "b"]}]}"#),
-            vec![1]
-        );
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"overlap": ["c", "a"]}]}"#),
-            vec![2]
-        );
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"before": ["a", "a"]}]}"#),
-            vec![0, 1]
-        );
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"overlap": ["a", "a"]}]}"#),
-            vec![0, 1, 2]
-        );
+        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["a", "b"]}]}"#), vec![0, 1]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["b", "a"]}]}"#), vec![0]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["a", "b"]}]}"#), vec![1]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["c", "a"]}]}"#), vec![2]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["a", "a"]}]}"#), vec![0, 1]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["a", "a"]}]}"#), vec![0, 1, 2]);
         // Duration: some a lasts >= 2.5 s (clip 2's second a: 25 ticks).
-        assert_eq!(
-            run(
-                &rows,
-                3,
-                r#"{"all": [{"duration": {"label": "a", "min_s": 2.5}}]}"#
-            ),
-            vec![2]
-        );
+        assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "a", "min_s": 2.5}}]}"#), vec![2]);
         // Some a lasts <= 0.3 s: only clip 1's [9, 12) and [2, 3).
-        assert_eq!(
-            run(
-                &rows,
-                3,
-                r#"{"all": [{"duration": {"label": "a", "max_s": 0.3}}]}"#
-            ),
-            vec![1]
-        );
+        assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "a", "max_s": 0.3}}]}"#), vec![1]);
     }
 
     #[test]
     fn duration_bounds_are_inclusive() {
         let rows = [(0, A, 0, 40), (1, A, 3, 43), (2, A, 0, 41), (3, A, 0, 39)];
-        assert_eq!(
-            run(
-                &rows,
-                4,
-                r#"{"all": [{"duration": {"label": "a", "min_s": 4.0}}]}"#
-            ),
-            vec![0, 1, 2]
-        );
-        assert_eq!(
-            run(
-                &rows,
-                4,
-                r#"{"all": [{"duration": {"label": "a", "max_s": 4.0}}]}"#
-            ),
-            vec![0, 1, 3]
-        );
-        assert_eq!(
-            run(
-                &rows,
-                4,
-                r#"{"all": [{"duration": {"label": "a", "min_s": 4.0, "max_s": 4.0}}]}"#
-            ),
-            vec![0, 1]
-        );
+        assert_eq!(run(&rows, 4, r#"{"all": [{"duration": {"label": "a", "min_s": 4.0}}]}"#), vec![0, 1, 2]);
+        assert_eq!(run(&rows, 4, r#"{"all": [{"duration": {"label": "a", "max_s": 4.0}}]}"#), vec![0, 1, 3]);
+        assert_eq!(run(&rows, 4, r#"{"all": [{"duration": {"label": "a", "min_s": 4.0, "max_s": 4.0}}]}"#), vec![0, 1]);
         // 0.1 s is not exact in binary: 1 tick / 10.0 must compare equal to the literal 0.1.
         let rows = [(0, A, 7, 8)];
-        assert_eq!(
-            run(
-                &rows,
-                1,
-                r#"{"all": [{"duration": {"label": "a", "min_s": 0.1, "max_s": 0.1}}]}"#
-            ),
-            vec![0]
-        );
+        assert_eq!(run(&rows, 1, r#"{"all": [{"duration": {"label": "a", "min_s": 0.1, "max_s": 0.1}}]}"#), vec![0]);
     }
 
     #[test]
@@ -734,17 +647,10 @@ mod tests {
                 rows.push((c, B, 60, 70));
             }
         }
-        let scan = run(
-            &rows,
-            40,
-            r#"{"all": [{"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#,
-        );
+        let scan = run(&rows, 40, r#"{"all": [{"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#);
         assert_eq!(scan, (10..=20).collect::<Vec<u32>>());
-        let by_clip = run(
-            &rows,
-            40,
-            r#"{"all": [{"has": "b"}, {"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#,
-        );
+        let by_clip =
+            run(&rows, 40, r#"{"all": [{"has": "b"}, {"duration": {"label": "a", "min_s": 2.0, "max_s": 3.0}}]}"#);
         assert_eq!(by_clip, vec![10, 20]);
     }
 
@@ -776,12 +682,7 @@ mod tests {
         let label: Vec<u32> = rows.iter().map(|r| r.1).collect();
         let onset: Vec<i64> = rows.iter().map(|r| r.2).collect();
         let offset: Vec<i64> = rows.iter().map(|r| r.3).collect();
-        let ev = Events {
-            clip: &clip,
-            label: &label,
-            onset: &onset,
-            offset: &offset,
-        };
+        let ev = Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
         let labels = ["a", "b", "c", "d", "e"];
         let logic: Vec<String> = (0..50)
             .map(|i| {
@@ -806,9 +707,7 @@ mod tests {
         let compiled = compile_queries(&vocab, &ids, &logic).unwrap();
         let index = EventIndex::build(&ev, 500, 5, 10.0).unwrap();
         for (qi, q) in compiled.iter().enumerate() {
-            let slow: Vec<u32> = (0..500u32)
-                .filter(|&c| index.holds(c as usize, q))
-                .collect();
+            let slow: Vec<u32> = (0..500u32).filter(|&c| index.holds(c as usize, q)).collect();
             assert_eq!(one.clips_of(qi), slow.as_slice());
         }
     }
@@ -817,14 +716,8 @@ mod tests {
     fn merge_filter_gallops_correctly() {
         let large: Vec<u32> = (0..10_000).filter(|x| x % 3 != 0).collect();
         let small = vec![0, 1, 2, 3, 299, 300, 301, 9_998, 9_999, 10_005];
-        assert_eq!(
-            merge_filter(&small, &large, true),
-            vec![1, 2, 299, 301, 9_998]
-        );
-        assert_eq!(
-            merge_filter(&small, &large, false),
-            vec![0, 3, 300, 9_999, 10_005]
-        );
+        assert_eq!(merge_filter(&small, &large, true), vec![1, 2, 299, 301, 9_998]);
+        assert_eq!(merge_filter(&small, &large, false), vec![0, 3, 300, 9_999, 10_005]);
         let a: Vec<u32> = (0..300).filter(|x| x % 2 == 0).collect();
         let b: Vec<u32> = (0..400).filter(|x| x % 3 == 0).collect();
         let common: Vec<u32> = (0..300).filter(|x| x % 6 == 0).collect();
@@ -833,49 +726,21 @@ mod tests {
         assert_eq!(merge_filter(&a, &b, false), only_a);
         assert_eq!(
             merge_filter(&b, &a, false),
-            (0..400)
-                .filter(|x| x % 3 == 0 && (x % 2 != 0 || *x >= 300))
-                .collect::<Vec<u32>>()
+            (0..400).filter(|x| x % 3 == 0 && (x % 2 != 0 || *x >= 300)).collect::<Vec<u32>>()
         );
     }
 
     #[test]
     fn bad_events_are_rejected() {
-        let ev = Events {
-            clip: &[0, 3],
-            label: &[0, 0],
-            onset: &[0, 0],
-            offset: &[1, 1],
-        };
+        let ev = Events { clip: &[0, 3], label: &[0, 0], onset: &[0, 0], offset: &[1, 1] };
         let err = EventIndex::build(&ev, 2, 1, 10.0).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "events: event 1: clip index 3 is out of range (n_clips = 2)"
-        );
-        let ev = Events {
-            clip: &[0],
-            label: &[0],
-            onset: &[5],
-            offset: &[4],
-        };
+        assert_eq!(err, "events: event 1: clip index 3 is out of range (n_clips = 2)");
+        let ev = Events { clip: &[0], label: &[0], onset: &[5], offset: &[4] };
         let err = EventIndex::build(&ev, 1, 1, 10.0).unwrap_err().to_string();
         assert_eq!(err, "events: event 0: offset 4 is before onset 5");
-        let ev = Events {
-            clip: &[0],
-            label: &[1],
-            onset: &[0],
-            offset: &[4],
-        };
-        assert!(EventIndex::build(&ev, 1, 1, 10.0)
-            .unwrap_err()
-            .to_string()
-            .contains("label id 1"));
-        let ev = Events {
-            clip: &[0],
-            label: &[0],
-            onset: &[0],
-            offset: &[4],
-        };
+        let ev = Events { clip: &[0], label: &[1], onset: &[0], offset: &[4] };
+        assert!(EventIndex::build(&ev, 1, 1, 10.0).unwrap_err().to_string().contains("label id 1"));
+        let ev = Events { clip: &[0], label: &[0], onset: &[0], offset: &[4] };
         assert!(EventIndex::build(&ev, 1, 1, 0.0).is_err());
         assert!(EventIndex::build(&ev, 1, 1, f64::NAN).is_err());
     }

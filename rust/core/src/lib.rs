@@ -6,6 +6,7 @@
 
 pub mod annotate;
 pub mod atoms;
+pub mod cancel;
 pub mod logic;
 pub mod mix;
 pub mod plan;

@@ -34,11 +34,7 @@ pub enum Constraint<L> {
     /// Some event of the first label and some event of the second share a positive-length span.
     Overlap(L, L),
     /// Some event of `label` lasts at least `min_s` and at most `max_s` seconds (bounds inclusive).
-    Duration {
-        label: L,
-        min_s: Option<f64>,
-        max_s: Option<f64>,
-    },
+    Duration { label: L, min_s: Option<f64>, max_s: Option<f64> },
 }
 
 impl<L> Constraint<L> {
@@ -58,15 +54,9 @@ impl<L> Constraint<L> {
             Constraint::Not(l) => Constraint::Not(f(l)),
             Constraint::Before(a, b) => Constraint::Before(f(a), f(b)),
             Constraint::Overlap(a, b) => Constraint::Overlap(f(a), f(b)),
-            Constraint::Duration {
-                label,
-                min_s,
-                max_s,
-            } => Constraint::Duration {
-                label: f(label),
-                min_s: *min_s,
-                max_s: *max_s,
-            },
+            Constraint::Duration { label, min_s, max_s } => {
+                Constraint::Duration { label: f(label), min_s: *min_s, max_s: *max_s }
+            }
         }
     }
 }
@@ -91,11 +81,7 @@ impl fmt::Display for LogicError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.constraint {
             Some((i, json)) => {
-                write!(
-                    f,
-                    "query {}, constraint {} {}: {}",
-                    self.query_id, i, json, self.message
-                )
+                write!(f, "query {}, constraint {} {}: {}", self.query_id, i, json, self.message)
             }
             None => write!(f, "query {}: {}", self.query_id, self.message),
         }
@@ -128,14 +114,8 @@ fn label_of(v: &Value) -> Result<String, String> {
 fn label_pair(v: &Value) -> Result<(String, String), String> {
     match v {
         Value::Array(items) if items.len() == 2 => Ok((label_of(&items[0])?, label_of(&items[1])?)),
-        Value::Array(items) => Err(format!(
-            "expected a list of two labels, got a list of {}",
-            items.len()
-        )),
-        other => Err(format!(
-            "expected a list of two labels, got {}",
-            excerpt(other)
-        )),
+        Value::Array(items) => Err(format!("expected a list of two labels, got a list of {}", items.len())),
+        other => Err(format!("expected a list of two labels, got {}", excerpt(other))),
     }
 }
 
@@ -143,23 +123,16 @@ fn bound(obj: &serde_json::Map<String, Value>, key: &str) -> Result<Option<f64>,
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => {
-            let x = n
-                .as_f64()
-                .ok_or_else(|| format!("{key} is not representable as a float"))?;
+            let x = n.as_f64().ok_or_else(|| format!("{key} is not representable as a float"))?;
             if !x.is_finite() {
-                Err(format!(
-                    "expected {key} to be a finite number of seconds, got {n}"
-                ))
+                Err(format!("expected {key} to be a finite number of seconds, got {n}"))
             } else if x < 0.0 {
                 Err(format!("expected {key} >= 0 seconds, got {n}"))
             } else {
                 Ok(Some(x))
             }
         }
-        Some(other) => Err(format!(
-            "expected {key} to be a number of seconds, got {}",
-            excerpt(other)
-        )),
+        Some(other) => Err(format!("expected {key} to be a number of seconds, got {}", excerpt(other))),
     }
 }
 
@@ -173,13 +146,8 @@ fn duration_of(v: &Value) -> Result<Constraint<String>, String> {
             ))
         }
     };
-    if let Some(key) = obj
-        .keys()
-        .find(|k| !matches!(k.as_str(), "label" | "min_s" | "max_s"))
-    {
-        return Err(format!(
-            "unknown key \"{key}\" in duration (expected \"label\", \"min_s\", \"max_s\")"
-        ));
+    if let Some(key) = obj.keys().find(|k| !matches!(k.as_str(), "label" | "min_s" | "max_s")) {
+        return Err(format!("unknown key \"{key}\" in duration (expected \"label\", \"min_s\", \"max_s\")"));
     }
     let label = match obj.get("label") {
         Some(l) => label_of(l)?,
@@ -189,32 +157,19 @@ fn duration_of(v: &Value) -> Result<Constraint<String>, String> {
     let max_s = bound(obj, "max_s")?;
     match (min_s, max_s) {
         (None, None) => Err("duration needs min_s or max_s (or both)".into()),
-        (Some(lo), Some(hi)) if lo > hi => Err(format!(
-            "duration min_s ({lo}) is greater than max_s ({hi})"
-        )),
-        _ => Ok(Constraint::Duration {
-            label,
-            min_s,
-            max_s,
-        }),
+        (Some(lo), Some(hi)) if lo > hi => Err(format!("duration min_s ({lo}) is greater than max_s ({hi})")),
+        _ => Ok(Constraint::Duration { label, min_s, max_s }),
     }
 }
 
 fn constraint_of(v: &Value) -> Result<Constraint<String>, String> {
     let obj = match v {
         Value::Object(obj) => obj,
-        other => {
-            return Err(format!(
-                "expected an object with one key, {KINDS}; got {}",
-                excerpt(other)
-            ))
-        }
+        other => return Err(format!("expected an object with one key, {KINDS}; got {}", excerpt(other))),
     };
     if obj.len() != 1 {
         let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
-        return Err(format!(
-            "expected exactly one key, {KINDS}; got keys {keys:?}"
-        ));
+        return Err(format!("expected exactly one key, {KINDS}; got keys {keys:?}"));
     }
     let (kind, arg) = obj.iter().next().expect("one key");
     match kind.as_str() {
@@ -223,9 +178,7 @@ fn constraint_of(v: &Value) -> Result<Constraint<String>, String> {
         "before" => label_pair(arg).map(|(a, b)| Constraint::Before(a, b)),
         "overlap" => label_pair(arg).map(|(a, b)| Constraint::Overlap(a, b)),
         "duration" => duration_of(arg),
-        "all" => Err(
-            "nested \"all\" is not part of the v1 grammar; list its constraints directly".into(),
-        ),
+        "all" => Err("nested \"all\" is not part of the v1 grammar; list its constraints directly".into()),
         other => Err(format!("unknown constraint \"{other}\", expected {KINDS}")),
     }
 }
@@ -244,39 +197,22 @@ impl Logic {
     /// );
     /// ```
     pub fn parse(query_id: &str, json: &str) -> Result<Logic, LogicError> {
-        let top_err = |message: String| LogicError {
-            query_id: query_id.to_string(),
-            constraint: None,
-            message,
-        };
-        let value: Value = serde_json::from_str(json)
-            .map_err(|e| top_err(format!("logic is not valid JSON ({e})")))?;
+        let top_err = |message: String| LogicError { query_id: query_id.to_string(), constraint: None, message };
+        let value: Value = serde_json::from_str(json).map_err(|e| top_err(format!("logic is not valid JSON ({e})")))?;
         Self::from_value(query_id, &value)
     }
 
     /// Same as [`Logic::parse`] for an already decoded JSON value.
     pub fn from_value(query_id: &str, value: &Value) -> Result<Logic, LogicError> {
-        let top_err = |message: String| LogicError {
-            query_id: query_id.to_string(),
-            constraint: None,
-            message,
-        };
+        let top_err = |message: String| LogicError { query_id: query_id.to_string(), constraint: None, message };
         let obj = match value {
             Value::Object(obj) => obj,
-            other => {
-                return Err(top_err(format!(
-                    "expected an object {{\"all\": [...]}}, got {}",
-                    excerpt(other)
-                )))
-            }
+            other => return Err(top_err(format!("expected an object {{\"all\": [...]}}, got {}", excerpt(other)))),
         };
         let items = match (obj.get("all"), obj.len()) {
             (Some(Value::Array(items)), 1) => items,
             (Some(other), 1) => {
-                return Err(top_err(format!(
-                    "expected \"all\" to be a list of constraints, got {}",
-                    excerpt(other)
-                )))
+                return Err(top_err(format!("expected \"all\" to be a list of constraints, got {}", excerpt(other))))
             }
             _ => {
                 let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
@@ -287,9 +223,7 @@ impl Logic {
             }
         };
         if items.is_empty() {
-            return Err(top_err(
-                "\"all\" is empty: a query needs at least one constraint".into(),
-            ));
+            return Err(top_err("\"all\" is empty: a query needs at least one constraint".into()));
         }
         let constraints = items
             .iter()
@@ -302,10 +236,7 @@ impl Logic {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Logic {
-            query_id: query_id.to_string(),
-            constraints,
-        })
+        Ok(Logic { query_id: query_id.to_string(), constraints })
     }
 
     /// Distinct labels the query mentions positively (`has`, `before`, `overlap`, `duration`),
@@ -326,11 +257,8 @@ impl Logic {
     /// no event carries: `has` on it is false and `not` true, as the contract's table says for
     /// a label with no events.
     pub fn compile(&self, vocab: &Vocabulary) -> CompiledQuery {
-        let constraints: Vec<Constraint<u32>> = self
-            .constraints
-            .iter()
-            .map(|c| c.map_labels(|l| vocab.id(l)))
-            .collect();
+        let constraints: Vec<Constraint<u32>> =
+            self.constraints.iter().map(|c| c.map_labels(|l| vocab.id(l))).collect();
         CompiledQuery::new(constraints)
     }
 }
@@ -355,16 +283,10 @@ impl Vocabulary {
         let mut ids = HashMap::with_capacity(labels.len());
         for (i, l) in labels.iter().enumerate() {
             if let Some(prev) = ids.insert(l.as_ref().to_string(), i as u32) {
-                return Err(format!(
-                    "label vocabulary lists \"{}\" twice (ids {prev} and {i})",
-                    l.as_ref()
-                ));
+                return Err(format!("label vocabulary lists \"{}\" twice (ids {prev} and {i})", l.as_ref()));
             }
         }
-        Ok(Vocabulary {
-            labels: labels.iter().map(|l| l.as_ref().to_string()).collect(),
-            ids,
-        })
+        Ok(Vocabulary { labels: labels.iter().map(|l| l.as_ref().to_string()).collect(), ids })
     }
 
     pub fn id(&self, label: &str) -> u32 {
@@ -412,11 +334,7 @@ impl CompiledQuery {
         required.dedup();
         forbidden.sort_unstable();
         forbidden.dedup();
-        CompiledQuery {
-            required,
-            forbidden,
-            event_checks,
-        }
+        CompiledQuery { required, forbidden, event_checks }
     }
 }
 
@@ -443,16 +361,8 @@ mod tests {
                 Constraint::Not("b".into()),
                 Constraint::Before("a".into(), "c".into()),
                 Constraint::Overlap("c".into(), "a".into()),
-                Constraint::Duration {
-                    label: "a".into(),
-                    min_s: Some(4.0),
-                    max_s: None
-                },
-                Constraint::Duration {
-                    label: "a".into(),
-                    min_s: None,
-                    max_s: Some(2.5)
-                },
+                Constraint::Duration { label: "a".into(), min_s: Some(4.0), max_s: None },
+                Constraint::Duration { label: "a".into(), min_s: None, max_s: Some(2.5) },
             ]
         );
         assert_eq!(q.positive_labels(), vec!["a", "c"]);
@@ -468,51 +378,30 @@ mod tests {
         assert!(err(r#"{"all": []}"#).contains("\"all\" is empty"));
         assert!(err(r#"{"all": [{"has": "a"}], "any": []}"#).contains("got keys"));
         assert!(err("{\"all\": [").starts_with("query q12: logic is not valid JSON"));
-        assert!(err(r#"{"all": [{"duration": {"label": "a"}}]}"#)
-            .ends_with("duration needs min_s or max_s (or both)"));
-        assert!(
-            err(r#"{"all": [{"duration": {"label": "a", "min_s": 3, "max_s": 2}}]}"#)
-                .ends_with("duration min_s (3) is greater than max_s (2)")
-        );
-        assert!(
-            err(r#"{"all": [{"duration": {"label": "a", "min_s": -1}}]}"#)
-                .ends_with("expected min_s >= 0 seconds, got -1")
-        );
-        assert!(
-            err(r#"{"all": [{"duration": {"label": "a", "max_s": "2"}}]}"#)
-                .ends_with("expected max_s to be a number of seconds, got \"2\"")
-        );
-        assert!(
-            err(r#"{"all": [{"duration": {"label": "a", "max_s": 2, "mx": 1}}]}"#)
-                .contains("unknown key \"mx\"")
-        );
-        assert!(
-            err(r#"{"all": [{"sometimes": "a"}]}"#).contains("unknown constraint \"sometimes\"")
-        );
+        assert!(err(r#"{"all": [{"duration": {"label": "a"}}]}"#).ends_with("duration needs min_s or max_s (or both)"));
+        assert!(err(r#"{"all": [{"duration": {"label": "a", "min_s": 3, "max_s": 2}}]}"#)
+            .ends_with("duration min_s (3) is greater than max_s (2)"));
+        assert!(err(r#"{"all": [{"duration": {"label": "a", "min_s": -1}}]}"#)
+            .ends_with("expected min_s >= 0 seconds, got -1"));
+        assert!(err(r#"{"all": [{"duration": {"label": "a", "max_s": "2"}}]}"#)
+            .ends_with("expected max_s to be a number of seconds, got \"2\""));
+        assert!(err(r#"{"all": [{"duration": {"label": "a", "max_s": 2, "mx": 1}}]}"#).contains("unknown key \"mx\""));
+        assert!(err(r#"{"all": [{"sometimes": "a"}]}"#).contains("unknown constraint \"sometimes\""));
         assert!(err(r#"{"all": [{"has": "a", "not": "b"}]}"#).contains("expected exactly one key"));
         assert!(err(r#"{"all": [{"has": ""}]}"#).contains("non-empty label"));
         assert!(err(r#"{"all": [{"has": 3}]}"#).ends_with("expected a label string, got 3"));
         assert!(err(r#"{"all": [{"all": [{"has": "a"}]}]}"#).contains("nested \"all\""));
         // serde_json refuses NaN / Infinity, so non-finite bounds cannot get through.
-        assert!(
-            err(r#"{"all": [{"duration": {"label": "a", "min_s": NaN}}]}"#)
-                .contains("not valid JSON")
-        );
-        assert!(
-            err(r#"{"all": [{"duration": {"label": "a", "min_s": 1e999}}]}"#)
-                .contains("out of range")
-        );
+        assert!(err(r#"{"all": [{"duration": {"label": "a", "min_s": NaN}}]}"#).contains("not valid JSON"));
+        assert!(err(r#"{"all": [{"duration": {"label": "a", "min_s": 1e999}}]}"#).contains("out of range"));
     }
 
     #[test]
     fn compile_splits_and_marks_absent_labels() {
         let vocab = Vocabulary::new(&["a", "b"]).unwrap();
-        let q = Logic::parse(
-            "q",
-            r#"{"all": [{"has": "b"}, {"not": "zzz"}, {"before": ["a", "b"]}]}"#,
-        )
-        .unwrap()
-        .compile(&vocab);
+        let q = Logic::parse("q", r#"{"all": [{"has": "b"}, {"not": "zzz"}, {"before": ["a", "b"]}]}"#)
+            .unwrap()
+            .compile(&vocab);
         assert_eq!(q.required, vec![0, 1]);
         assert_eq!(q.forbidden, vec![Vocabulary::ABSENT]);
         assert_eq!(q.event_checks, vec![Constraint::Before(0, 1)]);

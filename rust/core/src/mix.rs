@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::cancel::Cancel;
 use crate::wav::{self, AudioFormat, WavError};
 
 /// Default boundary fade, in milliseconds.
@@ -49,7 +50,9 @@ pub enum MixError {
     Unsorted { row: usize, clip: u32, previous: u32 },
     #[error("row {row}: clip index {clip} is out of range (there are {n_clips} clips)")]
     ClipOutOfRange { row: usize, clip: u32, n_clips: usize },
-    #[error("clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)")]
+    #[error(
+        "clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)"
+    )]
     AtomOutOfRange { clip: usize, event: usize, row: usize, atom: u32, n_atoms: usize },
     #[error("clip {clip}, event {event} (row {row}): atom {atom} is empty")]
     EmptyAtom { clip: usize, event: usize, row: usize, atom: u32 },
@@ -71,6 +74,8 @@ pub enum MixError {
         #[source]
         source: WavError,
     },
+    #[error("rendering cancelled")]
+    Cancelled,
 }
 
 /// A read-only view of the atom bank: one flat sample array plus `n_atoms + 1` offsets.
@@ -147,7 +152,8 @@ impl MixOptions {
             }
             Ok((ms * f64::from(sample_rate) / 1000.0).round() as usize)
         };
-        let opts = Self { fade: samples("fade_ms", fade_ms)?, crossfade: samples("crossfade_ms", crossfade_ms)?, ceiling };
+        let opts =
+            Self { fade: samples("fade_ms", fade_ms)?, crossfade: samples("crossfade_ms", crossfade_ms)?, ceiling };
         opts.validate()?;
         Ok(opts)
     }
@@ -307,7 +313,8 @@ fn check_event<'a>(bank: &AtomBank<'a>, ev: &EventSpan, clip_length: i64, at: Wh
     if atom.is_empty() {
         return Err(MixError::EmptyAtom { clip, event, row, atom: ev.atom });
     }
-    let inside = ev.onset >= 0 && ev.length > 0 && ev.onset.checked_add(ev.length).is_some_and(|end| end <= clip_length);
+    let inside =
+        ev.onset >= 0 && ev.length > 0 && ev.onset.checked_add(ev.length).is_some_and(|end| end <= clip_length);
     if !inside {
         return Err(MixError::OutsideClip { clip, event, row, onset: ev.onset, length: ev.length, clip_length });
     }
@@ -385,7 +392,12 @@ fn render_clip_into(
 /// Renders one clip of `clip_length` samples from `events` (errors name it clip 0).
 ///
 /// Every event must lie inside the clip and name an existing, non-empty atom.
-pub fn render_clip(bank: &AtomBank, events: &[EventSpan], clip_length: i64, opts: &MixOptions) -> Result<Rendered, MixError> {
+pub fn render_clip(
+    bank: &AtomBank,
+    events: &[EventSpan],
+    clip_length: i64,
+    opts: &MixOptions,
+) -> Result<Rendered, MixError> {
     let curves = Curves::new(*opts)?;
     let mut scratch = Scratch::default();
     let stats = render_clip_into(bank, events.iter().copied(), clip_length, &curves, 0, 0, &mut scratch)?;
@@ -463,6 +475,23 @@ pub fn render_corpus<P: AsRef<Path> + Sync>(
     opts: &MixOptions,
     threads: usize,
 ) -> Result<Vec<ClipStats>, MixError> {
+    render_corpus_cancellable(bank, events, clip_lengths, paths, sample_rate, format, opts, threads, Cancel::NEVER)
+}
+
+/// [`render_corpus`] that stops with [`MixError::Cancelled`] soon after `cancel` is set: checked
+/// before each clip, so every file written is whole (each is written to a temporary and renamed).
+#[allow(clippy::too_many_arguments)]
+pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
+    bank: &AtomBank,
+    events: &EventColumns,
+    clip_lengths: &[i64],
+    paths: &[P],
+    sample_rate: u32,
+    format: AudioFormat,
+    opts: &MixOptions,
+    threads: usize,
+    cancel: Cancel<'_>,
+) -> Result<Vec<ClipStats>, MixError> {
     let n_clips = clip_lengths.len();
     if paths.len() != n_clips {
         return Err(MixError::PathCount(n_clips, paths.len()));
@@ -486,6 +515,9 @@ pub fn render_corpus<P: AsRef<Path> + Sync>(
         (0..n_clips)
             .into_par_iter()
             .map_init(Scratch::default, |scratch, clip| {
+                if cancel.is_set() {
+                    return Err(MixError::Cancelled);
+                }
                 let rows = bounds[clip]..bounds[clip + 1];
                 let first = rows.start;
                 let stats = render_clip_into(

@@ -15,6 +15,8 @@ use rand_pcg::Pcg64Mcg;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::cancel::Cancel;
+
 /// Every generation parameter of the planner (recorded verbatim in the manifest).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -70,6 +72,8 @@ pub enum PlanError {
     InvalidRequest(String),
     #[error("could not plan clip (key {key}) under the timing rules after {attempts} attempts: {reason}")]
     Unsatisfiable { key: u64, attempts: u32, reason: String },
+    #[error("planning cancelled")]
+    Cancelled,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,7 +141,10 @@ impl PlanParams {
             return bad(format!("events per clip {}..{} is not a valid range", self.min_events, self.max_events));
         }
         if self.max_events as usize > n_atoms {
-            return bad(format!("max_events {} exceeds the {} atoms available (a label occurs at most once per clip)", self.max_events, n_atoms));
+            return bad(format!(
+                "max_events {} exceeds the {} atoms available (a label occurs at most once per clip)",
+                self.max_events, n_atoms
+            ));
         }
         if self.margin_s < 0.0 || self.guard_s < 0.0 {
             return bad("margin_s and guard_s must be >= 0".into());
@@ -162,7 +169,9 @@ impl PlanParams {
                 }
             }
         }
-        if self.duration_weights.iter().any(|w| !(*w >= 0.0)) || self.duration_weights.iter().sum::<f64>() <= 0.0 {
+        if self.duration_weights.iter().any(|w| w.is_nan() || *w < 0.0)
+            || self.duration_weights.iter().sum::<f64>() <= 0.0
+        {
             return bad("duration_weights must be non-negative with a positive sum".into());
         }
         if self.gap_s.0 <= sep || self.gap_s.1 < self.gap_s.0 {
@@ -213,7 +222,7 @@ pub fn rng_for(seed: u64, key: u64) -> Pcg64Mcg {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    let hi = splitmix(seed ^ 0x5EED_0F_A0D1_0000);
+    let hi = splitmix(seed ^ 0x005E_ED0F_A0D1_0000);
     let lo = splitmix(hi ^ key.wrapping_mul(0xD6E8_FEB8_6659_FD93));
     Pcg64Mcg::new(((hi as u128) << 64) | (lo as u128 | 1))
 }
@@ -265,6 +274,18 @@ pub fn plan_corpus(
     n_clips: u64,
     overlap_fraction: f64,
 ) -> Result<Vec<ClipPlan>, PlanError> {
+    plan_corpus_cancellable(params, native_lengths, seed, n_clips, overlap_fraction, Cancel::NEVER)
+}
+
+/// [`plan_corpus`] that stops with [`PlanError::Cancelled`] soon after `cancel` is set (checked per clip).
+pub fn plan_corpus_cancellable(
+    params: &PlanParams,
+    native_lengths: &[i64],
+    seed: u64,
+    n_clips: u64,
+    overlap_fraction: f64,
+    cancel: Cancel<'_>,
+) -> Result<Vec<ClipPlan>, PlanError> {
     params.validate(native_lengths.len())?;
     if !(0.0..=1.0).contains(&overlap_fraction) {
         return Err(PlanError::InvalidParams(format!("overlap_fraction {overlap_fraction} is not within [0, 1]")));
@@ -273,7 +294,12 @@ pub fn plan_corpus(
     let request = ClipRequest::default();
     (0..n_clips)
         .into_par_iter()
-        .map(|i| plan_clip(params, native_lengths, seed, i, pattern_of(i, n_clips, n_overlap), &request))
+        .map(|i| {
+            if cancel.is_set() {
+                return Err(PlanError::Cancelled);
+            }
+            plan_clip(params, native_lengths, seed, i, pattern_of(i, n_clips, n_overlap), &request)
+        })
         .collect()
 }
 
@@ -294,7 +320,11 @@ fn check_request(params: &PlanParams, n_atoms: usize, request: &ClipRequest) -> 
         return bad("an atom is both required and excluded".into());
     }
     if request.required.len() > params.max_events as usize {
-        return bad(format!("{} atoms required but at most {} events per clip", request.required.len(), params.max_events));
+        return bad(format!(
+            "{} atoms required but at most {} events per clip",
+            request.required.len(),
+            params.max_events
+        ));
     }
     if !request.required_bins.is_empty() && request.required_bins.len() != request.required.len() {
         return bad("required_bins must be empty or match required".into());
@@ -412,12 +442,14 @@ fn try_plan(
     };
 
     let n_bins = params.duration_bins.len();
-    let mut bins: Vec<usize> = (0..atoms.len()).map(|s| forced_bin(s).unwrap_or_else(|| draw_bin(params, rng, n_bins))).collect();
+    let mut bins: Vec<usize> =
+        (0..atoms.len()).map(|s| forced_bin(s).unwrap_or_else(|| draw_bin(params, rng, n_bins))).collect();
     let sep = params.separation_samples();
     let max_len = params.samples(params.max_clip_s);
     let lead = params.samples(rng.gen_range(params.edge_silence_s.0..=params.edge_silence_s.1));
     let tail = params.samples(rng.gen_range(params.edge_silence_s.0..=params.edge_silence_s.1));
-    let gaps: Vec<i64> = (0..atoms.len()).map(|_| params.samples(rng.gen_range(params.gap_s.0..=params.gap_s.1))).collect();
+    let gaps: Vec<i64> =
+        (0..atoms.len()).map(|_| params.samples(rng.gen_range(params.gap_s.0..=params.gap_s.1))).collect();
 
     // A sequential layout must fit; shorten the longest free event until it does.
     loop {
@@ -428,7 +460,8 @@ fn try_plan(
         if worst <= max_len {
             break;
         }
-        let candidate = (0..atoms.len()).filter(|&s| forced_bin(s).is_none() && bins[s] > 0).max_by_key(|&s| (bins[s], s));
+        let candidate =
+            (0..atoms.len()).filter(|&s| forced_bin(s).is_none() && bins[s] > 0).max_by_key(|&s| (bins[s], s));
         match candidate {
             Some(s) => bins[s] -= 1,
             None => return Err("required durations do not fit in max_clip_s".into()),
@@ -549,7 +582,11 @@ mod tests {
         let params = PlanParams::default();
         let nat = natives(200, 16_000);
         let a = plan_corpus(&params, &nat, 11, 300, 0.4).unwrap();
-        let b = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| plan_corpus(&params, &nat, 11, 300, 0.4).unwrap());
+        let b = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(|| plan_corpus(&params, &nat, 11, 300, 0.4).unwrap());
         assert_eq!(a, b);
         let c = plan_corpus(&params, &nat, 12, 300, 0.4).unwrap();
         assert_ne!(a, c);
@@ -588,7 +625,8 @@ mod tests {
             let pair = ClipRequest { required: vec![7, 8], overlap_first_pair: true, ..Default::default() };
             let plan = plan_clip(&params, &nat, 1, key, Pattern::Overlap, &pair).unwrap();
             check_clip(&params, &plan);
-            let (x, y) = (plan.events.iter().find(|e| e.atom == 7).unwrap(), plan.events.iter().find(|e| e.atom == 8).unwrap());
+            let (x, y) =
+                (plan.events.iter().find(|e| e.atom == 7).unwrap(), plan.events.iter().find(|e| e.atom == 8).unwrap());
             assert!(x.offset().min(y.offset()) - x.onset.max(y.onset) > params.separation_samples());
         }
     }

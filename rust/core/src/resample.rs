@@ -43,11 +43,7 @@ pub fn resampled_len(n: usize, sr_in: u32, sr_out: u32) -> usize {
     let q = num / den;
     let r = num % den;
     let twice = 2 * r;
-    let rounded = if twice > den || (twice == den && q % 2 == 1) {
-        q + 1
-    } else {
-        q
-    };
+    let rounded = if twice > den || (twice == den && q % 2 == 1) { q + 1 } else { q };
     rounded as usize
 }
 
@@ -113,10 +109,7 @@ fn resample_with_taps(
             .map_err(|e| ResampleError::Backend(e.to_string()))?;
         produced.extend_from_slice(&output_block[0]);
     }
-    Ok(produced[delay..delay + out_len]
-        .iter()
-        .map(|v| *v as f32)
-        .collect())
+    Ok(produced[delay..delay + out_len].iter().map(|v| *v as f32).collect())
 }
 
 #[cfg(test)]
@@ -125,9 +118,7 @@ mod tests {
     use std::f64::consts::PI;
 
     fn sine(freq: f64, sr: u32, n: usize) -> Vec<f32> {
-        (0..n)
-            .map(|i| (0.5 * (2.0 * PI * freq * i as f64 / sr as f64).sin()) as f32)
-            .collect()
+        (0..n).map(|i| (0.5 * (2.0 * PI * freq * i as f64 / sr as f64).sin()) as f32).collect()
     }
 
     /// SNR (dB) of `y` against the ideal sine at `sr`, skipping `skip` samples at each edge.
@@ -159,7 +150,9 @@ mod tests {
     #[ignore]
     fn sweep_filter_length() {
         for b in [128, 256, 512] {
-            for &(sr_in, sr_out) in &[(44100u32, 16000u32), (48000, 16000), (22050, 24000), (8000, 16000), (16000, 8000)] {
+            for &(sr_in, sr_out) in
+                &[(44100u32, 16000u32), (48000, 16000), (22050, 24000), (8000, 16000), (16000, 8000)]
+            {
                 let x = sine(1000.0, sr_in, sr_in as usize);
                 let y = resample_with_taps(&x, sr_in, sr_out, b).unwrap();
                 let s5 = snr_against_ideal(&y, 1000.0, sr_out, sr_out as usize / 200);
@@ -172,7 +165,8 @@ mod tests {
                     let x = sine(f, sr_in, sr_in as usize);
                     let y = resample_with_taps(&x, sr_in, sr_out, b).unwrap();
                     let m = y.len();
-                    let rms = (y[m / 4..3 * m / 4].iter().map(|v| (*v as f64).powi(2)).sum::<f64>() / (m / 2) as f64).sqrt();
+                    let rms =
+                        (y[m / 4..3 * m / 4].iter().map(|v| (*v as f64).powi(2)).sum::<f64>() / (m / 2) as f64).sqrt();
                     gains += &format!(" {frac}:{:.2}dB", 20.0 * (rms / (0.5 / 2f64.sqrt())).log10());
                 }
                 println!("taps {b} {sr_in}->{sr_out}: skip5 {s5:.1} skip10 {s10:.1} skip20 {s20:.1} {gains}");
@@ -198,12 +192,7 @@ mod tests {
         let mut x = vec![0.0f32; 4410];
         x[2205] = 1.0; // 50 ms at 44.1 kHz
         let y = resample(&x, 44100, 16000).unwrap();
-        let peak = y
-            .iter()
-            .enumerate()
-            .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
-            .unwrap()
-            .0;
+        let peak = y.iter().enumerate().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs())).unwrap().0;
         assert_eq!(peak, 800);
         // Symmetric around the peak: a shifted filter would tilt the neighbours.
         assert!((y[799] - y[801]).abs() < 1e-4, "{} vs {}", y[799], y[801]);
@@ -213,9 +202,8 @@ mod tests {
     fn removes_content_above_the_new_nyquist() {
         let x = sine(12000.0, 48000, 48000);
         let y = resample(&x, 48000, 16000).unwrap();
-        let rms = (y[160..y.len() - 160].iter().map(|v| (*v as f64).powi(2)).sum::<f64>()
-            / (y.len() - 320) as f64)
-            .sqrt();
+        let rms =
+            (y[160..y.len() - 160].iter().map(|v| (*v as f64).powi(2)).sum::<f64>() / (y.len() - 320) as f64).sqrt();
         assert!(rms < 1e-5, "aliased energy rms {rms}");
     }
 

@@ -174,9 +174,8 @@ pub fn encode_flac16(samples: &[f32], sample_rate: u32, out: &mut Vec<u8>) -> Re
         return Err(WavError::TooLong { samples: samples.len(), format: AudioFormat::Flac16 });
     }
     let ints: Vec<i32> = samples.iter().map(|&x| i32::from(quantize_i16(x))).collect();
-    let config = flacenc::config::Encoder::default()
-        .into_verified()
-        .map_err(|(_, e)| WavError::Flac(format!("{e:?}")))?;
+    let config =
+        flacenc::config::Encoder::default().into_verified().map_err(|(_, e)| WavError::Flac(format!("{e:?}")))?;
     let source = flacenc::source::MemSource::from_samples(&ints, 1, 16, sample_rate as usize);
     let stream = flacenc::encode_with_fixed_block_size(&config, source, config.block_size)
         .map_err(|e| WavError::Flac(e.to_string()))?;

@@ -1,13 +1,27 @@
 //! Binding of the relevance engine: numpy event columns + JSON logic in, CSR out.
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use reasonaudio_core::annotate::{relevance, Events};
+use reasonaudio_core::annotate::{relevance_cancellable, AnnotateError, Events};
+use reasonaudio_core::cancel::Cancel;
+
+use crate::errors::{self, interruptible};
+
+fn annotate_error(e: AnnotateError) -> PyErr {
+    match e {
+        AnnotateError::Logic(_) => errors::LogicError::new_err(e.to_string()),
+        AnnotateError::Events(_) => errors::EventError::new_err(e.to_string()),
+        _ => errors::AnnotateError::new_err(e.to_string()),
+    }
+}
+
+/// (indptr, clip_indices).
+type Csr<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>);
 
 /// Relevant (query, clip) pairs as CSR: query q's clips are
-/// `clip_indices[indptr[q]:indptr[q+1]]`, ascending. Raises ValueError naming the query and
-/// constraint for malformed logic, or the event row for bad events.
+/// `clip_indices[indptr[q]:indptr[q+1]]`, ascending. Raises LogicError naming the query and
+/// constraint for malformed logic, EventError naming the event row for bad events (both
+/// ValueErrors); Ctrl-C stops it with KeyboardInterrupt.
 #[pyfunction]
 #[pyo3(signature = (ev_clip, ev_label, ev_onset, ev_offset, n_clips, rate, labels, logic_json, query_ids=None, threads=0))]
 #[allow(clippy::too_many_arguments)]
@@ -23,7 +37,7 @@ fn annotate_csr<'py>(
     logic_json: Vec<String>,
     query_ids: Option<Vec<String>>,
     threads: usize,
-) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
+) -> PyResult<Csr<'py>> {
     let ids: Vec<String> = match query_ids {
         Some(ids) => ids,
         None => (0..logic_json.len()).map(|i| format!("#{i}")).collect(),
@@ -34,13 +48,11 @@ fn annotate_csr<'py>(
         onset: ev_onset.as_slice()?,
         offset: ev_offset.as_slice()?,
     };
-    let rel = py
-        .allow_threads(|| relevance(&events, n_clips, rate, &labels, &ids, &logic_json, threads))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((
-        rel.indptr.into_pyarray_bound(py),
-        rel.clip_indices.into_pyarray_bound(py),
-    ))
+    let rel = interruptible(py, |flag| {
+        relevance_cancellable(&events, n_clips, rate, &labels, &ids, &logic_json, threads, Cancel::new(flag))
+    })?
+    .map_err(annotate_error)?;
+    Ok((rel.indptr.into_pyarray_bound(py), rel.clip_indices.into_pyarray_bound(py)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,14 +1,10 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use reasonaudio_core::cancel::Cancel;
 
-type AtomColumns<'py> = (
-    Vec<String>,
-    Vec<String>,
-    Vec<String>,
-    Bound<'py, PyArray1<f32>>,
-    Bound<'py, PyArray1<u64>>,
-);
+use crate::errors::{interruptible, AtomError};
+
+type AtomColumns<'py> = (Vec<String>, Vec<String>, Vec<String>, Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<u64>>);
 
 /// The embedded default library of 200 procedural atoms at `sample_rate` Hz.
 /// Returns (labels, phrases, families, flat float32 audio, uint64 offsets[n+1]).
@@ -17,13 +13,14 @@ type AtomColumns<'py> = (
 #[pyo3(signature = (sample_rate, seed = 0))]
 fn procedural_atoms(py: Python<'_>, sample_rate: u32, seed: u64) -> PyResult<AtomColumns<'_>> {
     if sample_rate < 4000 {
-        return Err(PyValueError::new_err(format!(
-            "sample_rate must be at least 4000 Hz, got {sample_rate}"
-        )));
+        return Err(AtomError::new_err(format!("sample_rate must be at least 4000 Hz, got {sample_rate}")));
     }
-    let lib = py.allow_threads(|| {
-        reasonaudio_core::atoms::procedural_library_seeded(sample_rate, seed)
-    });
+    let Ok(lib) = interruptible(py, |flag| {
+        reasonaudio_core::atoms::procedural_library_cancellable(sample_rate, seed, Cancel::new(flag))
+    })?
+    else {
+        unreachable!("cancelled only on an interrupt, which `interruptible` raises");
+    };
     let total: usize = lib.iter().map(|a| a.samples.len()).sum();
     let mut audio = Vec::with_capacity(total);
     let mut offsets = Vec::with_capacity(lib.len() + 1);
@@ -50,7 +47,7 @@ fn finish_atom<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let samples = x.as_array().to_vec();
     if samples.iter().any(|v| !v.is_finite()) {
-        return Err(PyValueError::new_err("finish_atom: input contains NaN or infinite samples"));
+        return Err(AtomError::new_err("finish_atom: input contains NaN or infinite samples"));
     }
     let out = py.allow_threads(|| reasonaudio_core::atoms::finish_atom(&samples, sample_rate));
     Ok(out.into_pyarray_bound(py))

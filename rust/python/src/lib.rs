@@ -1,15 +1,20 @@
 //! Thin PyO3 bindings: numpy in, numpy out, the GIL released around heavy work.
-//! One file per core module; each exposes `register`.
+//! One file per core module; each exposes `register`. Errors are raised as the classes of
+//! `reasonaudio.errors` by kind, and long calls stop on Ctrl-C (see `errors.rs`).
+// A false positive on the wrappers pyo3 0.22 generates for `PyResult` returns.
+#![allow(clippy::useless_conversion)]
 use pyo3::prelude::*;
 
 mod annotate;
 mod atoms;
+mod errors;
 mod mix;
 mod plan;
 mod resample;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::init(m.py())?;
     m.add("__version__", reasonaudio_core::version())?;
     atoms::register(m)?;
     mix::register(m)?;

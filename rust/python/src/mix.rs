@@ -1,17 +1,19 @@
 //! Bindings of `reasonaudio_core::mix`: `render_corpus` and `render_clip`.
 //!
 //! numpy columns are borrowed read-only (no copies); rendering and writing run with the GIL
-//! released. Every plan problem surfaces as a `ValueError` naming the column, clip or row.
-// A false positive on the wrappers pyo3 0.22 generates for `PyResult` returns.
-#![allow(clippy::useless_conversion)]
+//! released. Every plan problem surfaces as a `MixError` (a `ValueError`) naming the column,
+//! clip or row, a failed write as an `AudioWriteError` (an `OSError`); Ctrl-C stops a render
+//! between clips with `KeyboardInterrupt`.
 use std::path::PathBuf;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use reasonaudio_core::cancel::Cancel;
 use reasonaudio_core::mix::{self, AtomBank, EventColumns, EventSpan, MixOptions};
 use reasonaudio_core::wav::AudioFormat;
+
+use crate::errors::{interruptible, AudioWriteError, ColumnTypeError, MixError};
 
 /// Borrows `obj` as a contiguous 1-D numpy array of `T`, or explains what was expected.
 fn column<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str, dtype: &str) -> PyResult<PyReadonlyArray1<'py, T>> {
@@ -19,7 +21,7 @@ fn column<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str, dtype: &str) -> 
         Ok(a) => {
             let ro = a.readonly();
             if !ro.is_contiguous() {
-                return Err(PyValueError::new_err(format!("{name} must be a contiguous array (use np.ascontiguousarray)")));
+                return Err(MixError::new_err(format!("{name} must be a contiguous array (use np.ascontiguousarray)")));
             }
             Ok(ro)
         }
@@ -28,20 +30,20 @@ fn column<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str, dtype: &str) -> 
                 (Ok(dt), Ok(nd)) => format!("a {nd}-D array of {dt}"),
                 _ => format!("a {}", obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())),
             };
-            Err(PyTypeError::new_err(format!("{name} must be a 1-D numpy array of {dtype}, got {got}")))
+            Err(ColumnTypeError::new_err(format!("{name} must be a 1-D numpy array of {dtype}, got {got}")))
         }
     }
 }
 
 fn value_error(e: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    MixError::new_err(e.to_string())
 }
 
 fn options(sample_rate: i64, fade_ms: f64, crossfade_ms: f64, ceiling: f32) -> PyResult<(u32, MixOptions)> {
     let sr = u32::try_from(sample_rate)
         .ok()
         .filter(|&s| s > 0)
-        .ok_or_else(|| PyValueError::new_err(format!("sample_rate must be a positive integer, got {sample_rate}")))?;
+        .ok_or_else(|| MixError::new_err(format!("sample_rate must be a positive integer, got {sample_rate}")))?;
     Ok((sr, MixOptions::from_ms(sr, fade_ms, crossfade_ms, ceiling).map_err(value_error)?))
 }
 
@@ -91,12 +93,13 @@ fn render_corpus<'py>(
         gain_db: gain_db.as_slice()?,
     };
     let lens = lens.as_slice()?;
-    let stats = py
-        .allow_threads(|| mix::render_corpus(&bank, &cols, lens, &paths, sr, format, &opts, threads))
-        .map_err(|e| match e {
-            mix::MixError::Write { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
-            other => value_error(other),
-        })?;
+    let stats = interruptible(py, |flag| {
+        mix::render_corpus_cancellable(&bank, &cols, lens, &paths, sr, format, &opts, threads, Cancel::new(flag))
+    })?
+    .map_err(|e| match e {
+        mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
+        other => value_error(other),
+    })?;
     let out = PyDict::new_bound(py);
     out.set_item("peak", stats.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("gain", stats.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
@@ -133,7 +136,7 @@ fn render_clip<'py>(
     let (atom, onset, length, gain_db) = (atom.as_slice()?, onset.as_slice()?, length.as_slice()?, gain_db.as_slice()?);
     let n = atom.len();
     if onset.len() != n || length.len() != n || gain_db.len() != n {
-        return Err(PyValueError::new_err(format!(
+        return Err(MixError::new_err(format!(
             "event columns have different lengths: ev_atom {n}, ev_onset {}, ev_length {}, ev_gain_db {}",
             onset.len(),
             length.len(),

@@ -1,19 +1,25 @@
 //! Bindings of `reasonaudio_core::plan`: plans come back as numpy columns.
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use reasonaudio_core::plan::{self, ClipPlan, ClipRequest, PlanParams, Pattern};
+use reasonaudio_core::cancel::Cancel;
+use reasonaudio_core::plan::{self, ClipPlan, ClipRequest, Pattern, PlanParams};
+
+use crate::errors::{interruptible, PlanError};
+
+fn plan_error(e: impl std::fmt::Display) -> PyErr {
+    PlanError::new_err(e.to_string())
+}
 
 fn parse_params(params_json: &str) -> PyResult<PlanParams> {
-    serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(format!("plan parameters: {e}")))
+    serde_json::from_str(params_json).map_err(|e| PlanError::new_err(format!("plan parameters: {e}")))
 }
 
 fn parse_pattern(pattern: &str) -> PyResult<Pattern> {
     match pattern {
         "sequential" => Ok(Pattern::Sequential),
         "overlap" => Ok(Pattern::Overlap),
-        other => Err(PyValueError::new_err(format!("pattern must be 'sequential' or 'overlap', got {other:?}"))),
+        other => Err(PlanError::new_err(format!("pattern must be 'sequential' or 'overlap', got {other:?}"))),
     }
 }
 
@@ -65,7 +71,7 @@ fn plan_params_default() -> String {
 #[pyfunction]
 fn plan_params_check(params_json: &str, n_atoms: usize) -> PyResult<(String, Vec<f64>)> {
     let params = parse_params(params_json)?;
-    params.validate(n_atoms).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    params.validate(n_atoms).map_err(plan_error)?;
     Ok((serde_json::to_string(&params).expect("serialisable"), params.duration_thresholds()))
 }
 
@@ -82,12 +88,14 @@ fn plan_corpus<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let params = parse_params(params_json)?;
     let natives = native_lengths.as_slice()?.to_vec();
-    let plans = py
-        .allow_threads(|| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
-            pool.install(|| plan::plan_corpus(&params, &natives, seed, n_clips, overlap_fraction)).map_err(|e| e.to_string())
+    let plans = interruptible(py, |flag| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
+        pool.install(|| {
+            plan::plan_corpus_cancellable(&params, &natives, seed, n_clips, overlap_fraction, Cancel::new(flag))
         })
-        .map_err(PyValueError::new_err)?;
+        .map_err(|e| e.to_string())
+    })?
+    .map_err(PlanError::new_err)?;
     columns(py, &plans)
 }
 
@@ -111,7 +119,7 @@ fn plan_clip<'py>(
     let params = parse_params(params_json)?;
     let request = ClipRequest { required, ordered, excluded, required_bins, overlap_first_pair, n_events };
     let plan = plan::plan_clip(&params, native_lengths.as_slice()?, seed, key, parse_pattern(pattern)?, &request)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        .map_err(plan_error)?;
     columns(py, std::slice::from_ref(&plan))
 }
 

@@ -1,6 +1,7 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+use crate::errors::ResampleError;
 
 /// Band-limited, delay-compensated resampling of a mono float32 signal.
 /// Returns exactly round(n * sr_out / sr_in) samples (ties to even).
@@ -24,7 +25,7 @@ fn resample<'py>(
     };
     let out = py
         .allow_threads(|| reasonaudio_core::resample::resample(samples, sr_in, sr_out))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        .map_err(|e| ResampleError::new_err(e.to_string()))?;
     Ok(out.into_pyarray_bound(py))
 }
 

@@ -1,0 +1,374 @@
+"""Checks of the layout (§4): manifest, ids, exemplars, references, counts, hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import polars as pl
+
+from reasonaudio.contract import (
+    ATOM_SPLITS,
+    FORMAT_VERSIONS,
+    MANIFEST_KEYS,
+    PATTERNS,
+    TASKS,
+)
+from reasonaudio.contract import TABLE_SCHEMAS as TABLE_COLUMNS
+from reasonaudio.validate.checklist import _Recorder
+from reasonaudio.validate.tables import Tables
+
+# ------------------------------------------------------------------------------------------- checks
+
+
+def _ids(values: Iterable[Any], n: int = 3) -> str:
+    values = list(values)
+    shown = ", ".join(str(v) for v in values[:n])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > n else "")
+
+
+def _check_manifest(t: Tables, rec: _Recorder) -> None:
+    name = "layout.manifest"
+    rec.get(name)
+    m = t.manifest
+    if m is None:
+        rec.skip(name, "manifest.json unreadable")
+        return
+    missing = [k for k in MANIFEST_KEYS if k not in m]
+    if missing:
+        rec.violation(name, f"manifest.json: missing key(s) {', '.join(missing)}", len(missing))
+    expected_types = {"params": dict, "counts": dict, "hashes": dict}
+    for key, typ in expected_types.items():
+        if key in m and not isinstance(m[key], typ):
+            rec.violation(name, f"manifest.json: {key} should be an object, got {type(m[key]).__name__}")
+    if "seed" in m and (isinstance(m["seed"], bool) or not isinstance(m["seed"], int)):
+        rec.violation(name, f"manifest.json: seed should be an integer, got {m['seed']!r}")
+    for key in ("format_version", "tool_version"):
+        if key in m and not isinstance(m[key], (str, int)):
+            rec.violation(name, f"manifest.json: {key} should be a string, got {m[key]!r}")
+    if "format_version" in m and str(m["format_version"]) not in FORMAT_VERSIONS:
+        rec.violation(name, f"manifest.json: format_version {m['format_version']!r} is not one this validator knows ({', '.join(FORMAT_VERSIONS)})")
+
+
+def _duplicates(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    return frame.group_by(columns).len().filter(pl.col("len") > 1).sort(columns)
+
+
+def _check_ids(t: Tables, rec: _Recorder) -> None:
+    name = "layout.ids"
+    rec.get(name)
+    if t.has("atoms"):
+        _check_exemplars(t, rec)
+    keys = {
+        "atoms": [["atom_id"]],
+        "clips": [["clip_id"], ["path"]],
+        "events": [["clip_id", "event_index"]],
+        "queries": [["query_id"]],
+        "qrels": [["query_id", "clip_id"]],
+    }
+    for table, key_sets in keys.items():
+        if not t.has(table):
+            continue
+        for cols in key_sets:
+            dup = _duplicates(t[table], cols)
+            for row in dup.head(rec.max_examples).iter_rows(named=True):
+                key = ", ".join(f"{c}={row[c]}" for c in cols)
+                rec.violation(name, f"{table}.parquet: {key} occurs {row['len']} times", 0)
+            rec.get(name).violations += dup.height
+
+
+def _check_exemplars(t: Tables, rec: _Recorder) -> None:
+    """Contract v2 §1: several atoms may share a label (exemplars) but then share its phrase; an
+    atom's split is train or test. A v1 benchmark keeps labels unique."""
+    name = "layout.ids"
+    atoms = t["atoms"]
+    version = str((t.manifest or {}).get("format_version", "2"))
+    if version == "1":
+        dup = _duplicates(atoms, ["label"])
+        for row in dup.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"atoms.parquet: label={row['label']} occurs {row['len']} times (format_version 1 has one atom per label; exemplars need format_version 2)", 0)
+        rec.get(name).violations += dup.height
+    if "phrase" in atoms.columns:
+        mixed = atoms.group_by("label").agg(pl.col("phrase").unique().sort().alias("phrases")).filter(pl.col("phrases").list.len() > 1).sort("label")
+        for row in mixed.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"atoms.parquet: exemplars of label {row['label']!r} have different phrases {row['phrases']}", 0)
+        rec.get(name).violations += mixed.height
+    if "split" in atoms.columns:
+        bad = atoms.with_row_index("_row").filter(pl.col("split").is_not_null() & ~pl.col("split").cast(pl.Utf8).is_in(list(ATOM_SPLITS) + [""]))
+        for row in bad.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"atoms.parquet row {row['_row']}: split {row['split']!r}; expected one of {', '.join(ATOM_SPLITS)}", 0)
+        rec.get(name).violations += bad.height
+
+
+def _check_references(t: Tables, rec: _Recorder) -> None:
+    name = "layout.references"
+    rec.get(name)
+    if t.has("events", "clips"):
+        orphans = t["events"].join(t["clips"].select("clip_id"), on="clip_id", how="anti")
+        for row in orphans.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"events.parquet: clip_id {row['clip_id']} (event {row['event_index']}) is not in clips.parquet", 0)
+        rec.get(name).violations += orphans.height
+    if t.has("events", "atoms"):
+        joined = t["events"].join(
+            t["atoms"].select("atom_id", pl.col("label").alias("atom_label")), on="atom_id", how="left"
+        )
+        unknown = joined.filter(pl.col("atom_label").is_null())
+        for row in unknown.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"events.parquet: clip {row['clip_id']} event {row['event_index']}: atom_id {row['atom_id']} is not in atoms.parquet", 0)
+        rec.get(name).violations += unknown.height
+        wrong = joined.filter(pl.col("atom_label").is_not_null() & (pl.col("atom_label") != pl.col("label")))
+        for row in wrong.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(
+                name,
+                f"events.parquet: clip {row['clip_id']} event {row['event_index']}: label {row['label']!r} "
+                f"but atom {row['atom_id']} is {row['atom_label']!r}",
+                0,
+            )
+        rec.get(name).violations += wrong.height
+    refs = [
+        ("qrels", "query_id", "queries", "query_id"),
+        ("qrels", "clip_id", "clips", "clip_id"),
+        ("mc", "query_id", "queries", "query_id"),
+        ("mc", "positive_clip_id", "clips", "clip_id"),
+        ("mc", "negative_clip_id", "clips", "clip_id"),
+    ]
+    for table, column, target, target_column in refs:
+        if not t.has(table, target):
+            continue
+        known = t[target].select(pl.col(target_column).alias(column))
+        orphans = t[table].with_row_index("_row").join(known, on=column, how="anti")
+        for row in orphans.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, f"{table}.parquet row {row['_row']}: {column} {row[column]} is not in {target}.parquet", 0)
+        rec.get(name).violations += orphans.height
+
+
+_COUNT_ALIASES = re.compile(r"^(?:n_|num_)?(atoms|clips|events|queries|qrels|mc)(?:_count|_rows|_pairs)?$")
+
+
+def _summary_of(values: np.ndarray) -> dict:
+    """The builder's summary statistics of a count: min, median, mean, max (rounded to 4 places)."""
+    if len(values) == 0:
+        return {}
+    return {
+        "min": round(float(values.min()), 4),
+        "p50": round(float(np.median(values)), 4),
+        "mean": round(float(values.mean()), 4),
+        "max": round(float(values.max()), 4),
+    }
+
+
+def _same_count(claimed, expected) -> bool:
+    if isinstance(expected, dict) and isinstance(claimed, dict):
+        return set(claimed) == set(expected) and all(_same_count(claimed[k], expected[k]) for k in expected)
+    if isinstance(expected, float) or isinstance(claimed, float):
+        return isinstance(claimed, (int, float)) and abs(float(claimed) - float(expected)) <= 1e-4 * max(1.0, abs(float(expected)))
+    if isinstance(expected, list) and isinstance(claimed, list):
+        return len(claimed) == len(expected) and all(_same_count(a, b) for a, b in zip(claimed, expected))
+    return claimed == expected
+
+
+_NOT_RECOMPUTABLE = object()
+
+
+def _count_relevant_per_query(t: Tables):
+    if not t.has("queries", "qrels"):
+        return None
+    per = t["queries"].select("query_id").join(t["qrels"].group_by("query_id").len("n"), on="query_id", how="left")
+    return _summary_of(per["n"].fill_null(0).to_numpy().astype(float)) if per.height else None
+
+
+def _count_clip_durations(t: Tables):
+    if not t.has("clips") or not isinstance((t.manifest or {}).get("counts", {}).get("clip_duration_s"), dict):
+        return None
+    durations = t["clips"]["duration_s"].to_numpy().astype(float)
+    claimed = t.manifest["counts"]["clip_duration_s"]
+    expected = _summary_of(durations)
+    edges = claimed.get("histogram", {}).get("edges")
+    if isinstance(edges, list) and len(edges) > 1:
+        hist, _ = np.histogram(durations, bins=np.asarray(edges, dtype=float))
+        expected["histogram"] = {"edges": edges, "counts": hist.tolist()}
+    return expected
+
+
+def _count_event_modes(t: Tables):
+    if not t.has("events") or "mode" not in t["events"].columns:
+        return None
+    claimed = t.manifest["counts"]["event_modes"]
+    return {m: int((t["events"]["mode"] == m).sum()) for m in claimed}
+
+
+def _count_queries_by_shape(t: Tables):
+    if not t.has("queries") or "shape" not in t["queries"].columns:
+        return None
+    shapes = t["queries"]["shape"].value_counts()
+    return dict(sorted(zip(shapes["shape"].to_list(), shapes["count"].to_list())))
+
+
+def _count_label_use(t: Tables):
+    if not t.has("queries"):
+        return None
+    use: dict[str, int] = {}
+    for text in t["queries"]["logic"].to_list():
+        try:
+            constraints = json.loads(text)["all"]
+        except (ValueError, KeyError, TypeError):
+            return None  # reported by queries.logic
+        positive: list[str] = []
+        negated: list[str] = []
+        for c in constraints:
+            for kind, arg in c.items():
+                if kind == "not":
+                    negated.append(arg)
+                    continue
+                for lab in arg if kind in ("before", "overlap") else [arg["label"]] if kind == "duration" else [arg]:
+                    if lab not in positive:
+                        positive.append(lab)
+        # each distinct positive label once per query, each negated one per mention
+        for lab in positive + negated:
+            use[lab] = use.get(lab, 0) + 1
+    return {
+        "labels_used": len(use),
+        "max": max(use.values(), default=0),
+        "mean": round(float(np.mean(list(use.values()))), 3) if use else 0.0,
+        "per_label": dict(sorted(use.items())),
+    }
+
+
+_DERIVED_COUNTS = {
+    "relevant_per_query": _count_relevant_per_query,
+    "clip_duration_s": _count_clip_durations,
+    "event_modes": _count_event_modes,
+    "queries_by_shape": _count_queries_by_shape,
+    "label_use_in_queries": _count_label_use,
+    # which clips were planned on purpose, and how many hard negatives each query had before
+    # the two-option pairs were drawn, are decisions of the planner, not facts of the tables
+    "planned_hard_negatives": lambda t: _NOT_RECOMPUTABLE,
+    "hard_negatives_per_query": lambda t: _NOT_RECOMPUTABLE,
+}
+
+
+def _check_counts(t: Tables, rec: _Recorder) -> None:
+    name = "layout.counts"
+    rec.get(name)
+    counts = (t.manifest or {}).get("counts")
+    if not isinstance(counts, dict):
+        rec.skip(name, "manifest has no counts object")
+        return
+    by_pattern = t["clips"]["pattern"].value_counts() if t.has("clips") else None
+    by_task = t["queries"]["task"].value_counts() if t.has("queries") else None
+
+    def grouped(frame: pl.DataFrame | None, column: str) -> dict[str, int]:
+        return {} if frame is None else dict(zip(frame[column].to_list(), frame["count"].to_list()))
+
+    patterns, tasks = grouped(by_pattern, "pattern"), grouped(by_task, "task")
+    unchecked: list[str] = []
+    informational: list[str] = []
+    for key, value in counts.items():
+        match = _COUNT_ALIASES.match(key)
+        if match and t.has(match.group(1)) and isinstance(value, int):
+            actual = t[match.group(1)].height
+            if value != actual:
+                rec.violation(name, f"manifest counts.{key} = {value} but {match.group(1)}.parquet has {actual} rows")
+        elif isinstance(value, dict) and value and set(value) <= set(PATTERNS) and by_pattern is not None and key not in ("tasks", "task"):
+            for k, v in value.items():
+                if v != patterns.get(k, 0):
+                    rec.violation(name, f"manifest counts.{key}.{k} = {v} but clips.parquet has {patterns.get(k, 0)} {k} clips")
+        elif isinstance(value, dict) and value and set(value) <= set(TASKS) and by_task is not None:
+            for k, v in value.items():
+                if v != tasks.get(k, 0):
+                    rec.violation(name, f"manifest counts.{key}.{k} = {v} but queries.parquet has {tasks.get(k, 0)} {k} queries")
+        elif key == "events_per_clip" and isinstance(value, dict) and all(str(k).isdigit() for k in value) and t.has("events", "clips"):
+            per_clip = t["clips"].select("clip_id").join(t["events"].group_by("clip_id").len("n"), on="clip_id", how="left")
+            histogram = dict(zip(*per_clip["n"].fill_null(0).value_counts().sort("n").to_dict(as_series=False).values()))
+            if {int(k): v for k, v in value.items() if v} != histogram:
+                rec.violation(name, f"manifest counts.events_per_clip = {value} but the tables give {histogram}")
+        elif key in PATTERNS and isinstance(value, int) and "sequential" in counts and by_pattern is not None:
+            # top-level pattern counts; a lone "overlap" could as well count overlap queries
+            if value != patterns.get(key, 0):
+                rec.violation(name, f"manifest counts.{key} = {value} but clips.parquet has {patterns.get(key, 0)} {key} clips")
+        elif key in _DERIVED_COUNTS:
+            expected = _DERIVED_COUNTS[key](t)
+            if expected is _NOT_RECOMPUTABLE:
+                informational.append(key)
+            elif expected is not None and not _same_count(value, expected):
+                rec.violation(name, f"manifest counts.{key} = {json.dumps(value)[:200]} but the tables give {json.dumps(expected)[:200]}")
+        else:
+            unchecked.append(key)
+    if informational:
+        rec.note(name, f"not recomputed here: {', '.join(informational)} (planner decisions; every query's hard negatives are checked by queries.hard_negatives)")
+    if unchecked:
+        rec.note(name, f"counts not checked (unknown meaning): {', '.join(unchecked)}")
+
+
+def _check_hashes(t: Tables, rec: _Recorder) -> None:
+    name = "layout.hashes"
+    rec.get(name)
+    hashes = (t.manifest or {}).get("hashes")
+    if not isinstance(hashes, dict):
+        rec.skip(name, "manifest has no hashes object")
+        return
+    unknown: list[str] = []
+    verified = 0
+    for key, value in hashes.items():
+        if key == "atoms_audio":
+            problem = _atoms_audio_problem(t, value)
+            if problem is None:
+                verified += 1
+            elif problem.startswith("unverifiable"):
+                unknown.append(f"atoms_audio ({problem})")
+            else:
+                rec.violation(name, problem)
+            continue
+        candidates = [t.root / key, t.root / f"{key}.parquet"]
+        target = next((p for p in candidates if p.is_file()), None)
+        algo, digest = None, None
+        if isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{64}", value):
+            algo, digest = "sha256", value
+        elif isinstance(value, str) and ":" in value:
+            algo, digest = value.split(":", 1)
+        elif isinstance(value, dict) and len(value) == 1:
+            (algo, digest), = value.items()
+        if target is None or algo is None or algo.lower() not in hashlib.algorithms_available or not isinstance(digest, str):
+            unknown.append(key)
+            continue
+        h = hashlib.new(algo.lower())
+        with open(target, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        verified += 1
+        if h.hexdigest() != digest.lower():
+            rec.violation(name, f"manifest hashes[{key!r}] = {digest[:16]}... but {algo}({target.name}) = {h.hexdigest()[:16]}...")
+    missing = [f"{n}.parquet" for n in TABLE_COLUMNS if n != "atoms" and f"{n}.parquet" not in hashes and n not in hashes]
+    rec.note(name, f"{verified} hash(es) verified")
+    if unknown:
+        rec.note(name, f"not verifiable (unknown scheme or not a file): {', '.join(unknown)}")
+    if missing:
+        rec.note(name, f"no hash recorded for {', '.join(missing)}")
+
+
+def _atoms_audio_problem(t: Tables, claimed) -> str | None:
+    """The atom bank's hash (sha256 of every atom's samples as little-endian float32, in atoms.parquet
+    order, at the benchmark's rate) against the library named in the manifest: the embedded
+    procedural one is synthesised again, a library directory is read if it is still there."""
+    build = ((t.manifest or {}).get("params") or {}).get("build") or {}
+    source = build.get("atoms")
+    if not isinstance(claimed, str) or not isinstance(source, str) or t.sample_rate is None:
+        return "unverifiable: no library named in params.build.atoms"
+    from reasonaudio.atoms import AtomLibrary
+
+    if source != "procedural" and not (Path(source) / "atoms.parquet").is_file():
+        return f"unverifiable: the library {source} is not on this machine"
+    from reasonaudio.exemplars import select_split
+
+    try:
+        library = select_split(AtomLibrary.open(source, sample_rate=int(t.sample_rate)), build.get("exemplar_split", "all"))
+    except Exception as err:  # a library that cannot be read cannot confirm the hash
+        return f"unverifiable: {source}: {err}"
+    digest = hashlib.sha256(np.ascontiguousarray(library.audio_flat, dtype="<f4").tobytes()).hexdigest()
+    if digest != claimed.lower():
+        return f"manifest hashes['atoms_audio'] = {claimed[:16]}... but the atoms of {source} at {t.sample_rate} Hz hash to {digest[:16]}..."
+    return None

@@ -1,0 +1,112 @@
+"""The exception hierarchy at the Rust boundary: every binding raises the `reasonaudio.errors` class of
+its failure's kind, each still the builtin (ValueError, OSError, TypeError) callers caught before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from reasonaudio import _core, errors
+
+LOGIC = '{"all": [{"has": "a"}]}'
+
+
+def test_hierarchy_keeps_the_builtin_bases() -> None:
+    assert issubclass(errors.UserError, errors.ReasonAudioError)
+    assert issubclass(errors.ValidationError, errors.UserError)
+    for kind in (errors.PlanError, errors.AnnotateError, errors.MixError, errors.ResampleError, errors.AtomError):
+        assert issubclass(kind, errors.CoreError) and issubclass(kind, ValueError), kind
+    assert issubclass(errors.LogicError, errors.AnnotateError) and issubclass(errors.EventError, errors.AnnotateError)
+    assert issubclass(errors.AudioWriteError, OSError) and issubclass(errors.AudioWriteError, errors.CoreError)
+    assert issubclass(errors.ColumnTypeError, TypeError)
+    # What the CLI prints in one line stays apart from what the core raises for Python to wrap.
+    assert not issubclass(errors.CoreError, errors.UserError)
+    err = errors.AudioWriteError("clip 3: cannot write x: denied")
+    assert str(err) == "clip 3: cannot write x: denied" and err.errno is None
+
+
+def test_plan_errors() -> None:
+    with pytest.raises(errors.PlanError, match="^plan parameters: "):
+        _core.plan_params_check("{not json", 10)
+    bad = json.loads(_core.plan_params_default())
+    bad["duration_weights"] = [-1.0] * len(bad["duration_weights"])
+    with pytest.raises(errors.PlanError, match="invalid plan parameters"):
+        _core.plan_params_check(json.dumps(bad), 10)
+    natives = np.full(20, 8000, np.int64)
+    with pytest.raises(errors.PlanError, match="pattern must be 'sequential' or 'overlap', got \"both\""):
+        _core.plan_clip(natives, 0, 0, "both", _core.plan_params_default())
+    with pytest.raises(errors.PlanError, match="overlap_fraction 2 is not within"):
+        _core.plan_corpus(natives, 10, 2.0, 0, _core.plan_params_default())
+
+
+def _annotate(ev_clip, logic=LOGIC, labels=("a",)):
+    n = len(ev_clip)
+    return _core.annotate_csr(
+        np.array(ev_clip, np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.int64), np.ones(n, np.int64),
+        1, 10.0, list(labels), [logic], ["q7"],
+    )
+
+
+def test_annotate_errors_by_kind() -> None:
+    indptr, clips = _annotate([0])
+    assert indptr.tolist() == [0, 1] and clips.tolist() == [0]
+    # A label outside the vocabulary is allowed (it matches no clip); a malformed constraint is not.
+    assert _annotate([0], logic='{"all": [{"has": "zebra"}]}')[1].tolist() == []
+    with pytest.raises(errors.LogicError, match=r"query q7, constraint 0 .*expected a list of two labels") as bad_logic:
+        _annotate([0], logic='{"all": [{"before": ["a"]}]}')
+    assert isinstance(bad_logic.value, ValueError)
+    with pytest.raises(errors.LogicError, match="query q7: logic is not valid JSON"):
+        _annotate([0], logic="[1, 2")
+    with pytest.raises(errors.EventError, match="event 0: clip index 5 is out of range"):
+        _annotate([5])
+    with pytest.raises(errors.AnnotateError):
+        _annotate([0], labels=("a", "a"))
+
+
+def _bank():
+    return np.full(800, 0.1, np.float32), np.array([0, 800], np.uint64)
+
+
+def _render(paths, **over):
+    audio, offsets = _bank()
+    cols = dict(
+        ev_clip=np.array([0, 1], np.uint32), ev_atom=np.zeros(2, np.uint32), ev_onset=np.zeros(2, np.int64),
+        ev_length=np.full(2, 800, np.int64), ev_gain_db=np.zeros(2, np.float32), clip_lengths=np.full(2, 1600, np.int64),
+    )
+    cols.update(over)
+    return _core.render_corpus(audio, offsets, paths=[str(p) for p in paths], sample_rate=8000, **cols)
+
+
+def test_mix_errors_by_kind(tmp_path: Path) -> None:
+    paths = [tmp_path / "a.wav", tmp_path / "b.wav"]
+    with pytest.raises(errors.MixError, match="different lengths"):
+        _render(paths, ev_atom=np.zeros(1, np.uint32))
+    with pytest.raises(errors.MixError, match="atom index 4 is out of range"):
+        _render(paths, ev_atom=np.array([0, 4], np.uint32))
+    with pytest.raises(errors.ColumnTypeError, match="ev_onset must be a 1-D numpy array of int64, got a 1-D array of int32"):
+        _render(paths, ev_onset=np.zeros(2, np.int32))
+    with pytest.raises(errors.MixError, match="must be a contiguous array"):
+        _render(paths, ev_onset=np.zeros(4, np.int64)[::2])
+    assert not list(tmp_path.iterdir())
+    missing = tmp_path / "no" / "such" / "dir"
+    with pytest.raises(errors.AudioWriteError, match=r"clip \d: cannot write .*no/such/dir") as write:
+        _render([missing / "a.wav", missing / "b.wav"])
+    assert isinstance(write.value, OSError)
+    _render(paths)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["a.wav", "b.wav"]
+    with pytest.raises(errors.MixError, match="event columns have different lengths"):
+        audio, offsets = _bank()
+        _core.render_clip(audio, offsets, np.zeros(2, np.uint32), np.zeros(1, np.int64), np.zeros(2, np.int64),
+                          np.zeros(2, np.float32), 100, 8000)
+
+
+def test_resample_and_atom_errors() -> None:
+    with pytest.raises(errors.ResampleError, match="sample rates must be positive"):
+        _core.resample(np.zeros(10, np.float32), 0, 16000)
+    with pytest.raises(errors.AtomError, match="sample_rate must be at least 4000 Hz, got 3000"):
+        _core.procedural_atoms(3000)
+    with pytest.raises(errors.AtomError, match="NaN or infinite"):
+        _core.finish_atom(np.array([0.0, np.nan], np.float32), 8000)
