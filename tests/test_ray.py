@@ -15,8 +15,26 @@ from shardfixture import SMALL, leftovers, tree_digest  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=128 * 1024 * 1024)
+def s3():
+    """An in-process S3 server when moto and s3fs are installed (else None); started before the
+    cluster so that its workers get the endpoint in their environment."""
+    try:
+        import moto.server  # noqa: F401
+        import s3fs  # noqa: F401
+    except ImportError:
+        yield None
+        return
+    from shardfixture import quiet_s3_logs, s3_server
+
+    quiet_s3_logs()
+    with s3_server() as env:
+        yield env
+
+
+@pytest.fixture(scope="module")
+def cluster(s3):
+    runtime_env = {"env_vars": dict(s3)} if s3 else None
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=128 * 1024 * 1024, runtime_env=runtime_env)
     yield
     ray.shutdown()
 
@@ -77,3 +95,12 @@ def test_clips_missing_after_rendering_are_reported(tmp_path: Path) -> None:
     _check_written(str(tmp_path), ["audio/a.wav"])
     with pytest.raises(UserError, match="1 of 2 clips did not reach"):
         _check_written(str(tmp_path), ["audio/a.wav", "audio/b.wav"])
+
+
+def test_ray_to_s3(cluster, s3, tmp_path: Path) -> None:
+    if s3 is None:
+        pytest.skip("moto[server] and s3fs are needed for the in-process S3 server")
+    small = {**SMALL, "clips": 120, "queries_per_task": 2}
+    build(tmp_path / "plain", BuildConfig(**small), progress=False)
+    assert build("s3://bench/ray", BuildConfig(**small), ray="local", progress=False) == "s3://bench/ray"
+    assert tree_digest("s3://bench/ray") == tree_digest(tmp_path / "plain")
