@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "audit",
     "export",
     "models",
+    "detect",
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 MODEL_HELP = (
     "model spec, NAME[:ARG]: clap:DIR | st:DIR | st:minilm | two-stage:CAPTIONER+RANKER "
     "(captioner oracle | oracle-timed | captions=FILE | qwen2audio=DIR | stepaudio=DIR; ranker minilm | st=DIR | bm25 | bge-m3=DIR | qwen3-emb=DIR) | "
-    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | random[:SEED] | oracle; "
+    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | detect:LIB_OR_MODEL | random[:SEED] | oracle; "
     "the study's models (lco-omni, e5-omni, omniembed, wav2clip, msclap, stepaudio, bge-m3, qwen3-emb ...): "
     "`reasonaudio models` lists every spec"
 )

@@ -42,6 +42,10 @@ Model specs (`reasonaudio eval --model SPEC`), `NAME[:ARGUMENT]`:
                                    ``embedding`` list column)
 ``structured``                     query text -> logic (reasonaudio.queries.parse_query) ->
                                    evaluated on the true events (perfect perception)
+``detect:LIB_OR_MODEL``            detect-then-reason: a sound-event detector trained on mixtures
+                                   of atom library LIB (cached) or loaded from a model file, the
+                                   query parsed by the template grammar, the engine run on the
+                                   detected events (audio and query text only)
 ``random`` / ``random:SEED``       seeded random embeddings (chance baseline)
 ``oracle``                         the qrels themselves (upper bound; Acc@1 = 1)
 =================================  ===============================================================
@@ -153,6 +157,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "two-stage": ("reasonaudio.retrieval.adapters.two_stage", "from_spec"),
     "precomputed": ("reasonaudio.retrieval.adapters.precomputed", "from_spec"),
     "structured": ("reasonaudio.retrieval.adapters.structured", "from_spec"),
+    "detect": ("reasonaudio.retrieval.adapters.detect", "from_spec"),
     "random": ("reasonaudio.retrieval.adapters.baselines", "random_from_spec"),
     "oracle": ("reasonaudio.retrieval.adapters.baselines", "oracle_from_spec"),
 }

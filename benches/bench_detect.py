@@ -1,0 +1,157 @@
+"""Detect-then-reason on a benchmark: detection speed, retrieval beside true events, SED metrics,
+and which perception errors cost which task.
+
+    python benches/bench_detect.py BENCH [--model procedural|MODEL.pt] [--out runs/detect_bench.json]
+
+Detection time is measured on BENCH and extrapolated linearly in audio hours to the default corpus
+(10k clips, about 40 h). Retrieval figures come from `reasonaudio.evaluate` with the same scores the
+`detect:` adapter produces, beside `structured` (the same logic on the true events) and the
+engine's 0/1 verdict at the model's threshold alone (what the graded score adds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from reasonaudio.dataset import load_benchmark
+from reasonaudio.detect.errors import attribute
+from reasonaudio.detect.infer import detect
+from reasonaudio.detect.metrics import sed_metrics
+from reasonaudio.detect.model import Detector
+from reasonaudio.detect.rank import engine_votes, parse_queries, score_matrix
+from reasonaudio.detect.train import train_cached
+from reasonaudio.evaluate import evaluate
+from reasonaudio.retrieval.base import ScoringModel, load_model
+
+DEFAULT_CORPUS_H = 40.0
+
+
+class Fixed(ScoringModel):
+    def __init__(self, scores: np.ndarray, spec: str):
+        self.scores, self.spec = scores, spec
+
+    def score(self, queries, clips):
+        return self.scores
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bench", type=Path)
+    ap.add_argument("--model", default="procedural", help="model file or atom library (cached training)")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--no-psds", action="store_true")
+    args = ap.parse_args()
+
+    bench = load_benchmark(args.bench)
+    detector = Detector.load(args.model) if Path(args.model).is_file() else train_cached(args.model, log=lambda m: print(m, file=sys.stderr))[0]
+    clip_ids = bench.clips["clip_id"].to_list()
+    paths = bench.audio_paths()
+
+    t0 = time.perf_counter()
+    index = detect(detector, paths, clip_ids, keep_scores=True, progress=False)
+    t_detect = time.perf_counter() - t0
+    audio_h = float(index.durations_s.sum()) / 3600
+    t0 = time.perf_counter()
+    logics, bad = parse_queries(bench.queries["text"].to_list(), detector.labels, detector.phrases)
+    scores = score_matrix(index, logics)
+    t_rank = time.perf_counter() - t0
+    # 0/1 verdict at the model's threshold alone, through the same engine
+    from reasonaudio.detect.infer import EventIndex
+
+    single = EventIndex(**{**index.__dict__, "thresholds": (index.thresholds[index.operating],),
+                           "events": [index.events[index.operating]], "operating": 0, "scores": None})
+    known = [i for i, lg in enumerate(logics) if lg is not None]
+    verdict = np.zeros_like(scores)
+    verdict[known] = engine_votes(single, [logics[i] for i in known]).astype(np.float32)
+
+    runs = {}
+    for spec, model in (
+        ("detect (graded)", Fixed(scores, "detect")),
+        ("detect (0/1 engine verdict at threshold 0.5)", Fixed(verdict, "detect-binary")),
+        ("structured (true events)", load_model("structured")),
+    ):
+        res = evaluate(bench, model, n_boot=0, progress=False)
+        runs[spec] = res
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        sed = sed_metrics(index, bench.events, psds=not args.no_psds)
+        t_sed = time.perf_counter() - t0
+
+    # perception errors behind every Acc@1 miss and every lost two-option pair
+    res = runs["detect (graded)"]
+    qid_pos = {q: i for i, q in enumerate(bench.queries["query_id"].to_list())}
+    tasks = bench.queries["task"].to_list()
+    top1 = res.rankings.filter(pl.col("rank") == 1)
+    acc_cases = [(tasks[qid_pos[q]], logics[qid_pos[q]], c, True)
+                 for q, c, rel in top1.select("query_id", "clip_id", "relevant").iter_rows() if not rel and logics[qid_pos[q]]]
+    # ... and why the best-ranked relevant clip of each missed query was not on top
+    clip_pos = {c: i for i, c in enumerate(clip_ids)}
+    relevant = bench.qrels.group_by("query_id").agg(pl.col("clip_id"))
+    rel_of = dict(zip(relevant["query_id"].to_list(), relevant["clip_id"].to_list()))
+    best_rel_cases = []
+    for q, rel in top1.select("query_id", "relevant").iter_rows():
+        if rel or not logics[qid_pos[q]] or q not in rel_of:
+            continue
+        row = qid_pos[q]
+        best = max(rel_of[q], key=lambda c: scores[row, clip_pos[c]])
+        best_rel_cases.append((tasks[row], logics[row], best, False))
+    pair_cases = []
+    for row in res.two_option_pairs.iter_rows(named=True):
+        if row["positive_score"] > row["negative_score"]:
+            continue
+        lg = logics[qid_pos[row["query_id"]]]
+        if lg:
+            pair_cases.append((row["task"], lg, row["negative_clip_id"], True))
+            pair_cases.append((row["task"], lg, row["positive_clip_id"], False))
+    detected = index.table()
+    errors = {
+        "acc@1_misses_top_clip": attribute(bench.events, detected, clip_ids, acc_cases),
+        "acc@1_misses_best_relevant_clip": attribute(bench.events, detected, clip_ids, best_rel_cases),
+        "two_option_losses": attribute(bench.events, detected, clip_ids, pair_cases),
+    }
+
+    def task_row(r):
+        acc = r.summary["acc@1"]
+        two = r.two_option.get("accuracy", {})
+        return {t: {"acc@1": round(100 * acc[t]["mean"], 1), "two_option": round(100 * two[t]["mean"], 1) if t in two else None}
+                for t in acc}
+
+    report = {
+        "benchmark": str(args.bench),
+        "clips": len(clip_ids),
+        "queries": len(logics),
+        "unparsed_queries": len(bad),
+        "audio_hours": round(audio_h, 2),
+        "detect_seconds": round(t_detect, 1),
+        "detect_x_realtime": round(audio_h * 3600 / t_detect, 1),
+        "default_corpus_detect_minutes_extrapolated": round(t_detect * DEFAULT_CORPUS_H / audio_h / 60, 1),
+        "rank_seconds": round(t_rank, 2),
+        "sed_metrics_seconds": round(t_sed, 1),
+        "model": {"library": detector.library.get("spec"), "training": detector.training},
+        "retrieval": {name: task_row(r) for name, r in runs.items()},
+        "sed": {k: ({kk: vv for kk, vv in v.items() if kk != "per_label"} if isinstance(v, dict) else v) for k, v in sed.items()},
+        "sed_per_label_event_f1_worst": sorted(
+            ((lab, v["f1"], v["n_ref"]) for lab, v in sed["event_based"]["per_label"].items() if v["n_ref"]), key=lambda x: x[1]
+        )[:15],
+        "perception_errors": errors,
+    }
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

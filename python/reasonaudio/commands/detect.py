@@ -1,0 +1,125 @@
+"""`reasonaudio detect train|run|metrics`: the sound-event detector behind `--model detect:...`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "detect",
+        help="train and run the sound-event detector (detect-then-reason retrieval)",
+        description="Train a frame tagger on strongly labelled mixtures generated from an atom library, "
+        "detect the events of a corpus from its audio alone, and measure them against true events.",
+    )
+    sub = parser.add_subparsers(dest="detect_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    train = sub.add_parser("train", help="train a detector on mixtures of an atom library")
+    train.add_argument("library", help="`procedural` or an atom library directory")
+    train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
+    train.add_argument("--steps", type=int, default=None, help="optimiser steps (default 800)")
+    train.add_argument("--batch", type=int, default=None, help="clips per step (default 16)")
+    train.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget in seconds (default 870)")
+    train.add_argument("--labels", type=int, default=None, help="train on the first N labels only (quick experiments)")
+    train.add_argument("--channels", type=int, default=None, help="convolution channels (default 160)")
+    train.add_argument("--seed", type=int, default=None, help="training seed (default 0)")
+    train.add_argument("--valid-clips", type=int, default=None, help="held-out mixtures for the frame-F1 check (default 64)")
+    train.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    train.add_argument("--quiet", action="store_true")
+    train.set_defaults(func=run_train)
+
+    run = sub.add_parser("run", help="detect the events of a corpus: write events_pred.parquet")
+    run.add_argument("model", help="model file, or an atom library (trains or loads the cached model)")
+    run.add_argument("audio", type=Path, help="benchmark directory, BEIR folder, or folder of audio files")
+    run.add_argument("--out", type=Path, required=True, help="events parquet to write (contract events columns + confidence)")
+    run.add_argument("--metrics", type=Path, default=None, help="also write SED metrics (JSON) against the benchmark's events.parquet")
+    run.add_argument("--force", action="store_true", help="replace existing --out / --metrics files")
+    run.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the model's, 0.5)")
+    run.add_argument("--device", default=None)
+    run.add_argument("--quiet", action="store_true")
+    run.set_defaults(func=run_detect)
+
+
+def _load(spec: str, device: str, progress: bool):
+    from reasonaudio.detect.model import Detector
+    from reasonaudio.detect.train import train_cached
+
+    if Path(spec).is_file():
+        return Detector.load(spec)
+    log = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
+    return train_cached(spec, device=device, progress=progress, log=log)[0]
+
+
+def _device(name: str | None) -> str:
+    if name:
+        return name
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from reasonaudio.detect.train import TrainConfig, train, train_cached
+
+    overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
+                                   "labels": args.labels, "channels": args.channels, "seed": args.seed,
+                                   "valid_clips": args.valid_clips}.items() if v is not None}
+    config = replace(TrainConfig(), **overrides)
+    device = _device(args.device)
+    log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
+    if args.out is None:
+        detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
+    else:
+        detector = train(args.library, config, device=device, progress=not args.quiet, log=log)
+        path = detector.save(args.out)
+    t = detector.training
+    print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps in {t.get('train_seconds')} s, "
+          f"held-out frame F1 {t.get('valid_frame_f1')}")
+    return 0
+
+
+def run_detect(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.infer import audio_inputs, detect
+    from reasonaudio.errors import UserError
+
+    device = _device(args.device)
+    detector = _load(args.model, device, not args.quiet)
+    if args.threshold is not None:
+        if not 0.0 < args.threshold < 1.0:
+            raise UserError(f"--threshold must be within (0, 1), got {args.threshold}")
+        from dataclasses import replace
+
+        detector.post = replace(detector.post, threshold=args.threshold)
+    from reasonaudio.outputs import check_not_an_input, output_file
+
+    for out in (args.out, args.metrics):
+        if out is not None:
+            check_not_an_input(out, [args.audio, args.model])
+            if out.exists() and not args.force:
+                raise UserError(f"{out}: exists; pass --force to replace it")
+    clip_ids, paths, bench = audio_inputs(args.audio)
+    want_metrics = args.metrics is not None
+    if want_metrics and (bench is None or bench.events.height == 0):
+        raise UserError(f"{args.audio}: --metrics needs a benchmark directory with events.parquet")
+    index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
+    table = index.table()
+    with output_file(args.out, inputs=[args.audio], force=args.force) as tmp:
+        table.write_parquet(tmp, compression="zstd", statistics=False)
+    print(f"{args.out}: {table.height} events in {len(clip_ids)} clips")
+    if want_metrics:
+        from reasonaudio.detect.metrics import sed_metrics
+
+        m = sed_metrics(index, bench.events)
+        with output_file(args.metrics, inputs=[args.audio], force=args.force) as tmp:
+            tmp.write_text(json.dumps(m, indent=2) + "\n")
+        print(
+            f"event F1 {100 * m['event_based']['micro_f1']:.1f}%  segment F1 {100 * m['segment_based']['micro_f1']:.1f}%  "
+            f"PSDS1 {m['psds1']} -> {args.metrics}"
+        )
+    return 0
