@@ -46,7 +46,11 @@ def s3_server():
         import s3fs
 
         s3fs.S3FileSystem.clear_instance_cache()
-        s3fs.S3FileSystem().mkdir("bench")
+        fs = s3fs.S3FileSystem()
+        # moto keeps its buckets per process, not per server: start from an empty bucket
+        fs.makedirs("bench", exist_ok=True)
+        for key in fs.ls("bench", refresh=True):
+            fs.rm(key, recursive=True)
         yield env
     finally:
         for k, v in saved.items():
