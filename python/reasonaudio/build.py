@@ -11,7 +11,9 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,7 +24,6 @@ import polars as pl
 from reasonaudio import _core
 from reasonaudio.contract import FORMAT_VERSION, FORMAT_VERSION_ONE_EXEMPLAR, TASKS
 from reasonaudio.errors import UserError
-from reasonaudio.outputs import output_directory
 from reasonaudio.exemplars import LabelView, recordings_used, select_split, write_attribution
 from reasonaudio.annotate import positive_labels
 from reasonaudio.queries import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
@@ -415,21 +416,214 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def build(out: str | Path, config: BuildConfig | None = None, *, force: bool = False, progress: bool = True) -> Path:
-    """Build a whole benchmark into `out`; returns its path. Deterministic in `config`."""
-    config = config or BuildConfig()
-    config.check()
-    out = Path(out)
-    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
-    with output_directory(out, "benchmark", inputs=library_inputs, force=force) as tmp:
-        _build_into(tmp, config, progress)
-    return out
+# --- the plan, shared by every way of rendering it ------------------------------------------------
 
 
-def _build_into(tmp: Path, config: BuildConfig, progress: bool) -> None:
-    """Plan, render and write a benchmark into the (empty, temporary) directory `tmp`."""
+@dataclass
+class BuildPlan:
+    """Everything planning decided (runs once, cheap): the final clip plans, queries, relevance,
+    two-option pairs. Rendering any clip range of it, anywhere, gives the same bytes."""
+
+    config: BuildConfig
+    library: object
+    atom_audio: np.ndarray
+    atom_offsets: np.ndarray
+    params: dict
+    thresholds: list[float]
+    final: dict[str, np.ndarray]
+    clip_ids: list[str]
+    specs: list[QuerySpec]
+    query_ids: list[str]
+    relevant: list[np.ndarray]
+    positives: list[int]
+    negatives: list[int]
+    planned: int
+    hard_counts: list[int]
+    seconds: float = 0.0  # how long planning (or loading the plan) took; never written to outputs
+    origin: str = "planned corpus and queries"
+
+    @property
+    def n_clips(self) -> int:
+        return len(self.clip_ids)
+
+    @property
+    def rel_paths(self) -> list[str]:
+        ext = AUDIO_FORMATS[self.config.audio_format]
+        return [f"audio/{cid}{ext}" for cid in self.clip_ids]
+
+    def slice(self, lo: int, hi: int) -> dict[str, np.ndarray]:
+        """Plan columns of clips [lo, hi), clip indices rebased to 0: all a renderer needs."""
+        return plan_slice(self.final, lo, hi)
+
+    def fingerprint(self) -> str:
+        """sha256 of what decides the output: build parameters, final plans, queries and pairs;
+        shards of one benchmark must agree on it."""
+        h = hashlib.sha256()
+        h.update(json.dumps({k: v for k, v in asdict(self.config).items() if k != "threads"}, sort_keys=True).encode())
+        for key in sorted(self.final):
+            h.update(key.encode())
+            h.update(np.ascontiguousarray(self.final[key]).tobytes())
+        h.update(json.dumps([self.query_ids, [s.logic for s in self.specs], self.positives, self.negatives]).encode())
+        h.update(np.ascontiguousarray(self.atom_audio, dtype="<f4").tobytes())
+        return h.hexdigest()
+
+
+def plan_slice(cols: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
+    ptr = cols["clip_event_ptr"].astype(np.int64)
+    e0, e1 = int(ptr[lo]), int(ptr[hi])
+    return {
+        "ev_clip": (cols["ev_clip"][e0:e1].astype(np.int64) - lo).astype(np.uint32),
+        "ev_atom": cols["ev_atom"][e0:e1].astype(np.uint32),
+        "ev_onset": cols["ev_onset"][e0:e1].astype(np.int64),
+        "ev_length": cols["ev_length"][e0:e1].astype(np.int64),
+        "ev_gain_db": cols["ev_gain_db"][e0:e1].astype(np.float32),
+        "clip_length": cols["clip_length"][lo:hi].astype(np.int64),
+    }
+
+
+def render_range(
+    atom_audio: np.ndarray,
+    atom_offsets: np.ndarray,
+    sl: dict[str, np.ndarray],
+    rel_paths: list[str],
+    audio_root: str,
+    sample_rate: int,
+    audio_format: str,
+    threads: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Renders the clips of a plan slice to `audio_root` (a local directory, or a URI: rendered to
+    a local scratch directory and uploaded); `rel_paths` are `audio/<name>`. Returns the float32
+    peaks before the limiter and the limiter gains."""
+    from reasonaudio import storage
+
+    names = [p.rpartition("/")[2] for p in rel_paths]
+    remote = storage.is_uri(audio_root)
+    local_dir = Path(tempfile.mkdtemp(prefix="reasonaudio-render-")) if remote else Path(audio_root)
+    try:
+        res = _core.render_corpus(
+            atom_audio,
+            atom_offsets,
+            sl["ev_clip"],
+            sl["ev_atom"],
+            sl["ev_onset"],
+            sl["ev_length"],
+            sl["ev_gain_db"],
+            sl["clip_length"],
+            [str(local_dir / name) for name in names],
+            sample_rate,
+            format=audio_format,
+            threads=threads,
+        )
+        if remote:
+            fs, path = storage.open_fs(audio_root)
+            storage.upload_dir(local_dir, fs, path)
+    finally:
+        if remote:
+            shutil.rmtree(local_dir, ignore_errors=True)
+    return np.asarray(res["peak"]), np.asarray(res["gain"])
+
+
+RENDER_CHUNK = 512  # clips per render call: bounds memory and paces the progress bar
+
+
+def render_local(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Renders clips [lo, hi) in this process (Rust threads); peaks and gains of the range."""
     from tqdm.auto import tqdm
 
+    peaks = np.zeros(hi - lo, np.float64)
+    gains = np.zeros(hi - lo, np.float64)
+    paths = plan.rel_paths
+    cfg = plan.config
+    with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
+        for a in range(lo, hi, RENDER_CHUNK):
+            b = min(hi, a + RENDER_CHUNK)
+            p, g = render_range(
+                plan.atom_audio, plan.atom_offsets, plan.slice(a, b), paths[a:b], audio_root,
+                cfg.sample_rate, cfg.audio_format, cfg.worker_threads,
+            )
+            peaks[a - lo : b - lo] = p
+            gains[a - lo : b - lo] = g
+            bar.update(b - a)
+    return peaks, gains
+
+
+def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.ndarray) -> dict:
+    """Writes the tables, the BEIR export and the manifest of a rendered plan into `root`."""
+    manifest = _write_tables(
+        root, plan.config, plan.params, list(plan.thresholds), plan.library, plan.final, plan.clip_ids,
+        plan.rel_paths, np.asarray(peaks, np.float64), np.asarray(gains, np.float64), plan.specs,
+        plan.query_ids, plan.relevant, plan.positives, plan.negatives, plan.planned, plan.hard_counts,
+        plan.atom_audio,
+    )
+    write_attribution(root, plan.library, plan.final["ev_atom"])
+    _write_json(root / "manifest.json", manifest)
+    return manifest
+
+
+def plan_build(config: BuildConfig | None = None) -> BuildPlan:
+    """The planning half of `build` alone (nothing is written)."""
+    return build(None, config, progress=False)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` (0 <= K < N) as a pair."""
+    k, sep, n = str(text).partition("/")
+    try:
+        kk, nn = int(k), int(n)
+    except ValueError:
+        kk = nn = -1
+    if not sep or nn < 1 or not 0 <= kk < nn:
+        raise UserError(f"--shard must be K/N with 0 <= K < N (e.g. 0/4), got {text!r}")
+    return kk, nn
+
+
+def shard_range(n_clips: int, k: int, n_shards: int) -> tuple[int, int]:
+    """Clips [lo, hi) of shard k of n_shards: contiguous, sizes differing by at most one."""
+    return k * n_clips // n_shards, (k + 1) * n_clips // n_shards
+
+
+def build(
+    out: str | Path | None,
+    config: BuildConfig | None = None,
+    *,
+    force: bool = False,
+    progress: bool = True,
+    shard: tuple[int, int] | None = None,
+    ray: str | None = None,
+    from_plan: str | Path | None = None,
+):
+    """Build a whole benchmark into `out` (a path or an fsspec URI); returns it. Deterministic in
+    `config`. `shard=(k, n)` renders only shard k of n (see `reasonaudio.shard`); `ray` ("local" or
+    a cluster address) renders on a Ray cluster; `from_plan` uses a plan saved by
+    `reasonaudio.shard.save_plan` (made with the same config) instead of planning again. `out=None`
+    only plans and returns the BuildPlan."""
+    from reasonaudio.storage import Output, is_uri
+
+    config = config or BuildConfig()
+    config.check()
+    if shard is not None and ray is not None:
+        raise UserError("--shard and --ray are two ways to split a build: choose one")
+    def plan() -> BuildPlan:
+        if from_plan is None:
+            return _plan(config)
+        from reasonaudio.shard import load_plan
+
+        return load_plan(from_plan, config)
+
+    if out is None:
+        return plan()
+    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
+    kind = SHARD_KIND if shard is not None else "benchmark"
+    with Output(out, kind, inputs=library_inputs, force=force) as dest:
+        _realize(plan(), dest, progress=progress, shard=shard, ray=ray)
+    return out if is_uri(out) else Path(out)
+
+
+SHARD_KIND = "benchmark shard"
+
+
+def _plan(config: BuildConfig) -> BuildPlan:
+    """Plan a benchmark: everything decided before rendering (the same wherever it runs)."""
     from reasonaudio.atoms import AtomLibrary
 
     t0 = time.perf_counter()
@@ -521,44 +715,32 @@ def _build_into(tmp: Path, config: BuildConfig, progress: bool) -> None:
     positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
     t_plan = time.perf_counter() - t0
 
-    ext = AUDIO_FORMATS[config.audio_format]
-    rel_paths = [f"audio/{cid}{ext}" for cid in clip_ids]
-    (tmp / "audio").mkdir()
-    peaks = np.zeros(n, np.float64)
-    gains = np.zeros(n, np.float64)
-    ptr = final["clip_event_ptr"].astype(np.int64)
-    chunk = 512
-    with tqdm(total=n, desc="render", unit="clip", disable=not progress) as bar:
-        for lo in range(0, n, chunk):
-            hi = min(n, lo + chunk)
-            e0, e1 = ptr[lo], ptr[hi]
-            res = _core.render_corpus(
-                audio,
-                offsets,
-                (final["ev_clip"][e0:e1] - lo).astype(np.uint32),
-                final["ev_atom"][e0:e1].astype(np.uint32),
-                final["ev_onset"][e0:e1].astype(np.int64),
-                final["ev_length"][e0:e1].astype(np.int64),
-                final["ev_gain_db"][e0:e1].astype(np.float32),
-                final["clip_length"][lo:hi].astype(np.int64),
-                [str(tmp / p) for p in rel_paths[lo:hi]],
-                config.sample_rate,
-                format=config.audio_format,
-                threads=config.worker_threads,
-            )
-            peaks[lo:hi] = res["peak"]
-            gains[lo:hi] = res["gain"]
-            bar.update(hi - lo)
-    t_render = time.perf_counter() - t0 - t_plan
-    manifest = _write_tables(
-        tmp, config, params, list(thresholds), library, final, clip_ids, rel_paths, peaks, gains,
-        specs, query_ids, rel, positives, negatives, planned, hard_counts, audio,
+    plan = BuildPlan(
+        config, library, audio, offsets, params, list(thresholds), final, clip_ids, specs, query_ids,
+        rel, positives, negatives, planned, hard_counts, t_plan,
     )
+    return plan
+
+
+def _realize(plan: BuildPlan, dest, *, progress: bool, shard: tuple[int, int] | None, ray: str | None):
+    """Renders the plan (here, as one shard, or on Ray) into the staged output `dest`."""
+    t0 = time.perf_counter()
+    if shard is not None:
+        from reasonaudio.shard import write_shard
+
+        write_shard(plan, dest, dest.root, shard, progress)
+        return
+    if ray is not None:
+        from reasonaudio.distributed import render_on_ray
+
+        peaks, gains = render_on_ray(plan, dest.audio_url, ray, progress)
+    else:
+        peaks, gains = render_local(plan, dest.audio_url, 0, plan.n_clips, progress)
+    t_render = time.perf_counter() - t0
     if progress:
         # timings stay out of the manifest: it must be byte-identical across runs
-        print(f"planned corpus and queries in {t_plan:.2f} s, rendered audio in {t_render:.2f} s")
-    write_attribution(tmp, library, final["ev_atom"])
-    _write_json(tmp / "manifest.json", manifest)
+        print(f"{plan.origin} in {plan.seconds:.2f} s, rendered audio in {t_render:.2f} s")
+    write_benchmark(plan, dest.root, peaks, gains)
 
 
 def _write_json(path: Path, obj) -> None:

@@ -23,7 +23,8 @@ def add_parser(subparsers) -> None:
             "start_time_seconds, end_time_seconds, label; times in seconds)."
         ),
     )
-    parser.add_argument("--events", required=True, type=Path, help="events.parquet, benchmark directory, or strong-label .tsv/.csv")
+    parser.add_argument("--events", required=True, type=Path,
+                        help="events.parquet, benchmark directory, directory of parquet files (streamed), or strong-label .tsv/.csv")
     parser.add_argument("--queries", required=True, type=Path, help="queries .parquet, .jsonl or .csv (query_id, logic)")
     parser.add_argument("--out", required=True, type=Path, help="qrels .parquet, or .tsv in BEIR qrels layout")
     parser.add_argument(
@@ -35,6 +36,14 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--sample-rate", type=int, default=None, help="sample rate for onset_sample/offset_sample")
     parser.add_argument("--threads", type=int, default=0, help="worker threads (0 = all cores)")
+    parser.add_argument(
+        "--batch-events",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stream parquet events in batches of about N rows, memory bounded by the batch (each clip's "
+        "events must be contiguous); the default for a directory of parquet files (a dataset) is 1000000",
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     parser.set_defaults(func=run)
 
@@ -72,18 +81,31 @@ def run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.force:
         raise UserError(f"{args.out}: exists; pass --force to replace it")
     started = time.perf_counter()
-    events = read_events(args.events)
+    dataset_dir = args.events.is_dir() and not (args.events / "events.parquet").exists()
     queries = read_queries(args.queries)
     clip_ids, clips_path = _corpus_clip_ids(args)
-    csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
+    if args.batch_events is not None or dataset_dir:
+        from reasonaudio.annotate import stream_relevance_csr
+
+        csr, stats = stream_relevance_csr(
+            args.events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads,
+            batch_events=args.batch_events if args.batch_events is not None else 1_000_000,
+        )
+        n_events = stats.events
+        without = stats.clips_without_events
+        print(f"streamed {stats.events} events in {stats.batches} batches (at most {stats.max_batch_events} events held at once)")
+    else:
+        events = read_events(args.events)
+        csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
+        n_events = events.height
+        without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
     out = write_qrels(csr.to_frame(), args.out, inputs=inputs, force=args.force)
     counts = csr.counts()
-    without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
     if without:
         print(f"note: {without} clip(s) of the corpus have no event (listed without events, or only in --clips)")
     corpus = f" (corpus from {clips_path})" if clips_path is not None else ""
     print(
-        f"{len(csr.query_ids)} queries x {len(csr.clip_ids)} clips{corpus}, {events.height} events: "
+        f"{len(csr.query_ids)} queries x {len(csr.clip_ids)} clips{corpus}, {n_events} events: "
         f"{csr.n_pairs} relevant pairs; queries without a relevant clip: {int(np.sum(counts == 0))}; "
         f"median relevant per query: {int(np.median(counts)) if len(counts) else 0}"
     )

@@ -6,7 +6,15 @@ import argparse
 import json
 import time
 
-from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build
+from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build, parse_shard
+from reasonaudio.errors import UserError
+
+
+def read_text(out, name: str) -> str:
+    from reasonaudio import storage
+
+    fs, path = storage.location(out)
+    return fs.cat_file(f"{str(path).rstrip('/')}/{name}").decode()
 
 
 def _plan_override(text: str) -> tuple[str, object]:
@@ -26,7 +34,7 @@ def add_parser(subparsers) -> None:
         description="Synthesize a reasoning-intensive text-to-audio retrieval benchmark into DIR.",
     )
     d = BuildConfig()
-    p.add_argument("--out", required=True, help="output directory (must be empty unless --force)")
+    p.add_argument("--out", default=None, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
     p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips (default {d.clips})")
     p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips (default {d.overlap_fraction})")
     p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task (default {d.queries_per_task}; 0 = corpus only)")
@@ -43,6 +51,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--exemplar-split", choices=("all", "train", "test"), default=d.exemplar_split,
                    help="build from the library's test (or train) exemplars only (default all)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
+    p.add_argument("--save-plan", default=None, metavar="FILE",
+                   help="only plan, and write the plan to FILE (.npz) for `--from-plan`: shards then skip planning")
+    p.add_argument("--from-plan", default=None, metavar="FILE",
+                   help="use a plan written by --save-plan with the same build options instead of planning again")
+    p.add_argument("--ray", default=None, metavar="ADDRESS|local",
+                   help="render on a Ray cluster ('local' starts one on this machine); needs reasonaudio[ray]")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -63,8 +79,27 @@ def run(args: argparse.Namespace) -> int:
         exemplar_split=args.exemplar_split,
     )
     start = time.perf_counter()
-    out = build(args.out, config, force=args.force, progress=not args.quiet)
-    manifest = json.loads((out / "manifest.json").read_text())
+    if args.save_plan is not None:
+        from reasonaudio.shard import save_plan
+
+        if args.out is not None or args.shard is not None or args.ray is not None or args.from_plan is not None:
+            raise UserError("--save-plan only plans: leave out --out, --shard, --ray and --from-plan")
+        plan = build(None, config, progress=False)
+        save_plan(plan, args.save_plan)
+        print(f"planned {plan.n_clips} clips and {len(plan.specs)} queries in {plan.seconds:.1f} s; wrote {args.save_plan}")
+        return 0
+    if args.out is None:
+        raise UserError("--out is required (unless --save-plan)")
+    shard = parse_shard(args.shard) if args.shard is not None else None
+    out = build(args.out, config, force=args.force, progress=not args.quiet, shard=shard, ray=args.ray, from_plan=args.from_plan)
+    if shard is not None:
+        from reasonaudio.shard import SHARD_JSON
+
+        meta = json.loads(read_text(out, SHARD_JSON))
+        lo, hi = meta["clip_range"]
+        print(f"built shard {meta['shard']}/{meta['shards']} in {out}: clips [{lo}, {hi}) of {meta['n_clips']} in {time.perf_counter() - start:.1f} s")
+        return 0
+    manifest = json.loads(read_text(out, "manifest.json"))
     c = manifest["counts"]
     print(
         f"built {out}: {c['clips']} clips ({c['clips_by_pattern']['sequential']} sequential, "

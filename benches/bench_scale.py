@@ -1,0 +1,248 @@
+"""Scale-out figures for sizing a cluster: planning time and memory, rendering clips/s per core and
+bytes/s, Ray overhead and scaling on a local multi-process cluster, and the cost model they give.
+
+    python benches/bench_scale.py [--sizes 10000,100000,1000000] [--queries-per-task 200]
+                                  [--sample 2000] [--ray-clips 10000] [--skip-ray]
+
+Each planning run is a fresh subprocess (its peak RSS is the planning memory). Rendering is
+measured on a sample of clips spread over the planned corpus (1 thread = one core), written to a
+scratch directory; 1M clips are planned, never fully rendered (460 GB). Ray: the same build with
+`--ray local` on this machine's cores against the plain multi-threaded build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None:
+    """Runs in a subprocess: plan n clips, render a spread sample on one thread, print JSON."""
+    import numpy as np
+
+    from reasonaudio.build import BuildConfig, plan_build, render_range
+
+    t0 = time.perf_counter()
+    plan = plan_build(BuildConfig(clips=n, queries_per_task=queries_per_task))
+    t_plan = time.perf_counter() - t0
+    rss_plan = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out = Path(scratch) / f"render-{n}"
+    out.mkdir(parents=True)
+    # contiguous runs of 64 clips at evenly spaced places: the sample sees planned hard negatives too
+    runs = max(1, sample // 64)
+    starts = np.linspace(0, max(0, n - 64), runs).astype(int)
+    paths = plan.rel_paths
+    clips = 0
+    samples = 0
+    t0 = time.perf_counter()
+    for lo in starts.tolist():
+        hi = min(n, lo + 64)
+        render_range(plan.atom_audio, plan.atom_offsets, plan.slice(lo, hi), paths[lo:hi], str(out), plan.config.sample_rate, "wav16", 1)
+        clips += hi - lo
+        samples += int(plan.final["clip_length"][lo:hi].sum())
+    t_render = time.perf_counter() - t0
+    nbytes = sum(p.stat().st_size for p in out.iterdir())
+    shutil.rmtree(out)
+    mean_len = float(plan.final["clip_length"].mean())
+    from reasonaudio.build import write_benchmark
+
+    tables = Path(scratch) / f"tables-{n}"
+    tables.mkdir()
+    t0 = time.perf_counter()
+    write_benchmark(plan, tables, np.zeros(n), np.ones(n))  # the limiter stats' values do not change the cost
+    t_tables = time.perf_counter() - t0
+    table_bytes = sum(p.stat().st_size for p in tables.rglob("*") if p.is_file())
+    shutil.rmtree(tables)
+    rss_all = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({
+        "clips": n,
+        "queries": len(plan.specs),
+        "planned_hard_negatives": plan.planned,
+        "plan_s": round(t_plan, 2),
+        "plan_peak_rss_mb": round(rss_plan / 2**20),
+        "sample_clips": clips,
+        "render_clips_per_core_s": round(clips / t_render, 1),
+        "render_bytes_per_core_s": round(nbytes / t_render),
+        "bytes_per_clip": round(nbytes / clips),
+        "audio_s_per_clip": round(mean_len / plan.config.sample_rate, 2),
+        "corpus_audio_bytes_estimate": round(nbytes / clips * n),
+        "sample_audio_s": round(samples / plan.config.sample_rate),
+        "tables_s": round(t_tables, 2),
+        "tables_mb": round(table_bytes / 2**20, 1),
+        "peak_rss_mb": round(rss_all / 2**20),
+    }))
+
+
+def make_events_dataset(root: Path, n_events: int, files: int = 20) -> tuple[Path, Path, Path, Path]:
+    """A synthetic strong-label events dataset of `n_events` rows (5 events per clip, clips
+    contiguous) in `files` parquet files, the same rows in one file, and two sets of 1,000 queries:
+    broad (half `has A, not B`: many relevant pairs, the output dominates memory) and selective
+    (`before [A, B]`: few pairs, the events dominate)."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(0)
+    n_clips = n_events // 5
+    labels = [f"label_{i:03d}" for i in range(200)]
+    ds = root / "events_dataset"
+    ds.mkdir()
+    per = n_clips // files
+    for k in range(files):
+        c0, c1 = k * per, (n_clips if k == files - 1 else (k + 1) * per)
+        clip = np.repeat(np.arange(c0, c1), 5)
+        onset = rng.integers(0, 400_000, clip.size)
+        pl.DataFrame({
+            "clip_id": pl.Series([f"c{i:08d}" for i in range(c0, c1)]).gather(np.repeat(np.arange(c1 - c0), 5)),
+            "label": pl.Series(labels).gather(rng.integers(0, 200, clip.size)),
+            "onset_sample": onset,
+            "offset_sample": onset + rng.integers(8_000, 64_000, clip.size),
+            "sample_rate": np.full(clip.size, 16000, np.int32),
+        }).write_parquet(ds / f"part-{k:03d}.parquet")
+    single = root / "events_single"
+    single.mkdir()
+    pl.read_parquet(sorted(ds.glob("*.parquet"))).write_parquet(single / "events.parquet")
+    broad, selective = [], []
+    for j in range(1000):
+        a, b = rng.choice(200, 2, replace=False)
+        before = {"all": [{"before": [labels[a], labels[b]]}]}
+        logic = before if j % 2 else {"all": [{"has": labels[a]}, {"not": labels[b]}]}
+        broad.append({"query_id": f"q{j}", "logic": json.dumps(logic)})
+        selective.append({"query_id": f"q{j}", "logic": json.dumps(before)})
+    pl.DataFrame(broad).write_parquet(root / "queries_broad.parquet")
+    pl.DataFrame(selective).write_parquet(root / "queries_selective.parquet")
+    return ds, single / "events.parquet", root / "queries_broad.parquet", root / "queries_selective.parquet"
+
+
+def annotate_rss(events: Path, queries: Path, out: Path, extra: list[str]) -> tuple[float, int, str]:
+    """Wall time and peak RSS of `reasonaudio annotate` in a fresh process."""
+    code = (
+        "import resource, sys; from reasonaudio.cli import main; rc = main(sys.argv[1:]); "
+        "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024); sys.exit(rc)"
+    )
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "annotate", "--events", str(events), "--queries", str(queries), "--out", str(out), *extra],
+        capture_output=True, text=True,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr[-2000:])
+    rss = int(next(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("RSS ")))
+    return wall, rss, proc.stdout
+
+
+def annotate_compare(n_events: int, batch: int, scratch: Path) -> list[dict]:
+    import polars as pl
+
+    ds, single, broad, selective = make_events_dataset(scratch, n_events)
+    rows = []
+    for name, queries in (("selective", selective), ("broad", broad)):
+        w_mem, rss_mem, _ = annotate_rss(single, queries, scratch / "q_mem.parquet", [])
+        w_st, rss_st, _ = annotate_rss(ds, queries, scratch / "q_stream.parquet", ["--batch-events", str(batch)])
+        same = pl.read_parquet(scratch / "q_mem.parquet").equals(pl.read_parquet(scratch / "q_stream.parquet"))
+        rows.append({
+            "queries": name, "events": n_events, "batch_events": batch, "identical_qrels": same,
+            "pairs": pl.read_parquet(scratch / "q_mem.parquet").height,
+            "in_memory_s": round(w_mem, 2), "in_memory_peak_rss_mb": round(rss_mem / 2**20),
+            "streamed_s": round(w_st, 2), "streamed_peak_rss_mb": round(rss_st / 2**20),
+        })
+    return rows
+
+
+def ray_compare(n: int, queries_per_task: int, scratch: Path) -> dict:
+    """The render phase of one plan three ways: this process on 1 thread, on every core, and Ray
+    tasks on a local cluster with one CPU per core (cluster start-up timed apart)."""
+    import ray
+
+    from reasonaudio.build import BuildConfig, plan_build, render_local
+    from reasonaudio.distributed import render_on_ray
+
+    cores = os.cpu_count() or 1
+    res: dict = {"clips": n, "cores": cores}
+    plans = {t: plan_build(BuildConfig(clips=n, queries_per_task=queries_per_task, threads=t)) for t in (1, 0)}
+    for label, threads in (("plain_1_thread", 1), ("plain_all_cores", 0)):
+        out = scratch / label
+        out.mkdir()
+        t0 = time.perf_counter()
+        render_local(plans[threads], str(out), 0, n, False)
+        res[f"{label}_render_s"] = round(time.perf_counter() - t0, 2)
+        shutil.rmtree(out)
+    t0 = time.perf_counter()
+    ray.init(num_cpus=cores, include_dashboard=False, log_to_driver=False)
+    res["ray_init_s"] = round(time.perf_counter() - t0, 2)
+    try:
+        out = scratch / "ray"
+        out.mkdir()
+        t0 = time.perf_counter()
+        render_on_ray(plans[0], str(out), "local", False)
+        res["ray_render_s"] = round(time.perf_counter() - t0, 2)
+        shutil.rmtree(out)
+    finally:
+        ray.shutdown()
+    res["ray_clips_per_cpu_s"] = round(n / res["ray_render_s"] / cores, 1)
+    res["plain_clips_per_core_s"] = round(n / res["plain_1_thread_render_s"], 1)
+    res["load_average_1min"] = os.getloadavg()[0]
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--queries-per-task", type=int, default=200)
+    ap.add_argument("--sample", type=int, default=2000, help="clips rendered per size to measure the render rate")
+    ap.add_argument("--ray-clips", type=int, default=10_000)
+    ap.add_argument("--skip-ray", action="store_true")
+    ap.add_argument("--annotate-events", type=int, default=0, help="also compare streamed and in-memory annotate on N synthetic events")
+    ap.add_argument("--batch-events", type=int, default=100_000)
+    ap.add_argument("--dir", default=None, help="scratch directory (default: system temp)")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        n, q, s, scratch = args.child
+        plan_child(int(n), int(q), int(s), scratch)
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="ra-scale-", dir=args.dir))
+    rows = []
+    try:
+        for n in [int(x) for x in args.sizes.split(",") if x]:
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", str(n), str(args.queries_per_task), str(args.sample), str(scratch)],
+                capture_output=True, text=True,
+            )
+            if proc.returncode != 0:
+                print(proc.stderr[-2000:], file=sys.stderr)
+                raise SystemExit(f"planning {n} clips failed")
+            row = json.loads(proc.stdout.strip().splitlines()[-1])
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        ray_row = None if args.skip_ray else ray_compare(args.ray_clips, args.queries_per_task, scratch)
+        if ray_row:
+            print(json.dumps(ray_row), flush=True)
+        if args.annotate_events:
+            for row in annotate_compare(args.annotate_events, args.batch_events, scratch):
+                print(json.dumps(row), flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    print("\ncost model: hours(N, W) = plan(N) + N / (W * r) + tables(N), r = clips/s per core")
+    if not rows:
+        return
+    r = sum(x["render_clips_per_core_s"] for x in rows) / len(rows)
+    for x in rows:
+        n = x["clips"]
+        for w in (1, 16, 64, 256):
+            t = x["plan_s"] + n / (w * r) + x["tables_s"]
+            print(f"  N={n:>9,}  W={w:>3} cores: {t / 3600:7.3f} h wall, {n / r / 3600:7.2f} core-h rendering, "
+                  f"{x['corpus_audio_bytes_estimate'] / 1e9:7.1f} GB audio, plan {x['plan_s']:.0f} s / {x['plan_peak_rss_mb']} MB, tables {x['tables_s']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

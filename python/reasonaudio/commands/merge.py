@@ -1,0 +1,37 @@
+"""`reasonaudio merge`: assemble the shards of `build --shard K/N` into one benchmark directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "merge",
+        help="assemble shards of `build --shard K/N` into one benchmark (byte-identical to a plain build)",
+        description=(
+            "Assemble every shard of one sharded build (directories or fsspec URIs written by "
+            "`reasonaudio build ... --shard K/N`) into a benchmark directory byte-identical to the "
+            "single-process build with the same parameters."
+        ),
+    )
+    p.add_argument("shards", nargs="+", metavar="SHARD", help="shard directories or URIs, all N of them, any order")
+    p.add_argument("--out", required=True, help="output directory or URI (must be empty unless --force)")
+    p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--threads", type=int, default=0, help="threads for re-planning (0 = all cores)")
+    p.add_argument("--from-plan", default=None, metavar="FILE", help="the shards' plan (build --save-plan): nothing is planned again")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reasonaudio.commands.build import read_text
+    from reasonaudio.shard import merge
+
+    start = time.perf_counter()
+    out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
+    c = json.loads(read_text(out, "manifest.json"))["counts"]
+    print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
+    return 0

@@ -1,0 +1,176 @@
+"""Sharded builds and merge: byte-identical to the plain build (contract §3.4), on local paths and
+fsspec URIs; refusals leave nothing behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reasonaudio.build import BuildConfig, build, parse_shard, shard_range
+from reasonaudio.cli import main
+from reasonaudio.errors import UserError
+from reasonaudio.shard import merge
+from shardfixture import SMALL, leftovers, quiet_s3_logs, s3_server, tree_digest
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    out = tmp_path_factory.mktemp("plain") / "bench"
+    build(out, BuildConfig(**SMALL), progress=False)
+    return out, tree_digest(out)
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory) -> list[Path]:
+    root = tmp_path_factory.mktemp("shards")
+    dirs = []
+    for k in range(3):
+        d = root / f"s{k}"
+        build(d, BuildConfig(**SMALL), shard=(k, 3), progress=False)
+        dirs.append(d)
+    return dirs
+
+
+def test_shard_ranges_cover_the_corpus_once() -> None:
+    for n, n_shards in ((300, 3), (301, 4), (5, 5), (7, 1)):
+        ranges = [shard_range(n, k, n_shards) for k in range(n_shards)]
+        assert ranges[0][0] == 0 and ranges[-1][1] == n
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+        assert max(hi - lo for lo, hi in ranges) - min(hi - lo for lo, hi in ranges) <= 1
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("4/4", "-1/2", "1", "a/b", "0/0"):
+        with pytest.raises(UserError, match="--shard must be K/N"):
+            parse_shard(bad)
+
+
+def test_shard_holds_its_range_only(shards: list[Path]) -> None:
+    meta = json.loads((shards[1] / "shard.json").read_text())
+    lo, hi = meta["clip_range"]
+    assert (meta["shard"], meta["shards"], lo, hi) == (1, 3, 100, 200)
+    names = sorted(p.name for p in (shards[1] / "audio").iterdir())
+    assert names == [f"clip_{i:06d}.wav" for i in range(lo, hi)]
+    assert not (shards[1] / "clips.parquet").exists()
+
+
+def test_merged_shards_are_byte_identical(plain, shards, tmp_path: Path) -> None:
+    out = tmp_path / "merged"
+    merge([str(s) for s in reversed(shards)], out, progress=False)  # any order
+    assert tree_digest(out) == plain[1]
+    assert leftovers(tmp_path, "merged") == []
+
+
+def test_merge_cli_and_refusals(plain, shards, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "m"
+    assert main(["merge", *map(str, shards), "--out", str(out), "--quiet"]) == 0
+    assert tree_digest(out) == plain[1]
+    # missing shard, duplicate shard, not a shard, non-empty output: one line, exit 2, nothing written
+    cases = [
+        ([str(shards[0]), str(shards[2])], "missing shard(s) 1/3"),
+        ([str(shards[0]), str(shards[0]), str(shards[1]), str(shards[2])], "is also"),
+        ([str(plain[0])], "not a finished shard"),
+    ]
+    for args, message in cases:
+        capsys.readouterr()
+        assert main(["merge", *args, "--out", str(tmp_path / "x"), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+        assert not (tmp_path / "x").exists() and leftovers(tmp_path, "x") == []
+    assert main(["merge", *map(str, shards), "--out", str(out), "--quiet"]) == 2
+    assert "holds an earlier benchmark; pass --force" in capsys.readouterr().err
+
+
+def test_merge_refuses_shards_of_another_build(shards, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    build(other, BuildConfig(**{**SMALL, "seed": SMALL["seed"] + 1}), shard=(1, 3), progress=False)
+    with pytest.raises(UserError, match="shard of a different build"):
+        merge([str(shards[0]), str(other), str(shards[2])], tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_merge_missing_audio_leaves_nothing(shards, tmp_path: Path) -> None:
+    broken = tmp_path / "s1"
+    shutil.copytree(shards[1], broken)
+    (broken / "audio" / "clip_000150.wav").unlink()
+    with pytest.raises(UserError, match="audio file missing"):
+        merge([str(shards[0]), str(broken), str(shards[2])], tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists() and leftovers(tmp_path, "out") == []
+
+
+def test_shard_cli(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "s"
+    args = ["build", "--out", str(out), "--clips", "300", "--queries-per-task", "5", "--seed", str(SMALL["seed"]), "--quiet"]
+    assert main([*args, "--shard", "3/3"]) == 2
+    assert "--shard must be K/N" in capsys.readouterr().err and not out.exists()
+    assert main([*args, "--shard", "2/3", "--ray", "local"]) == 2
+    assert "choose one" in capsys.readouterr().err
+    assert main([*args, "--shard", "2/3"]) == 0
+    assert "built shard 2/3" in capsys.readouterr().out
+    assert json.loads((out / "shard.json").read_text())["clip_range"] == [200, 300]
+
+
+def test_shards_from_a_saved_plan(plain, tmp_path: Path, capsys) -> None:
+    args = ["--clips", "300", "--queries-per-task", "5", "--seed", str(SMALL["seed"]), "--quiet"]
+    plan = tmp_path / "plan.npz"
+    assert main(["build", *args, "--save-plan", str(plan)]) == 0
+    dirs = []
+    for k in range(2):
+        dirs.append(str(tmp_path / f"s{k}"))
+        assert main(["build", "--out", dirs[-1], *args, "--shard", f"{k}/2", "--from-plan", str(plan)]) == 0
+    assert main(["merge", *dirs, "--out", str(tmp_path / "m"), "--from-plan", str(plan), "--quiet"]) == 0
+    assert tree_digest(tmp_path / "m") == plain[1]
+    capsys.readouterr()
+    # a plan made with other options is refused, naming the difference; so is a file that is no plan
+    assert main(["build", "--out", str(tmp_path / "x"), *args, "--clips", "301", "--shard", "0/2", "--from-plan", str(plan)]) == 2
+    assert "planned with other build parameters: clips=300 (here 301)" in capsys.readouterr().err
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    assert main(["build", "--out", str(tmp_path / "x"), *args, "--from-plan", str(tmp_path / "junk.npz")]) == 2
+    assert "not a reasonaudio plan file" in capsys.readouterr().err
+    assert main(["build", *args, "--save-plan", str(plan), "--shard", "0/2"]) == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_more_shards_than_clips(tmp_path: Path) -> None:
+    small = {**SMALL, "clips": 2, "queries_per_task": 0}
+    build(tmp_path / "plain", BuildConfig(**small), progress=False)
+    dirs = []
+    for k in range(3):  # 3 shards of 2 clips: one shard is empty
+        dirs.append(str(tmp_path / f"s{k}"))
+        build(dirs[-1], BuildConfig(**small), shard=(k, 3), progress=False)
+    assert json.loads((tmp_path / "s0" / "shard.json").read_text())["clip_range"] == [0, 0]
+    merge(dirs, tmp_path / "m", progress=False)
+    assert tree_digest(tmp_path / "m") == tree_digest(tmp_path / "plain")
+
+
+def test_memory_uri_build_and_merge(plain, shards, tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    mem = fsspec.filesystem("memory")
+    build("memory://ra-test/bench", BuildConfig(**SMALL), progress=False)
+    assert tree_digest("memory://ra-test/bench") == plain[1]
+    assert [p["name"] for p in mem.ls("/ra-test")] == ["/ra-test/bench"]  # staging prefix gone
+    with pytest.raises(UserError, match="holds an earlier benchmark; pass --force"):
+        build("memory://ra-test/bench", BuildConfig(**SMALL), progress=False)
+    # shards on one filesystem, merged onto another
+    for k in (0, 2):
+        build(f"memory://ra-test/s{k}", BuildConfig(**SMALL), shard=(k, 3), progress=False)
+    merge(["memory://ra-test/s0", str(shards[1]), "memory://ra-test/s2"], tmp_path / "m", progress=False)
+    assert tree_digest(tmp_path / "m") == plain[1]
+    merge([str(s) for s in shards], "memory://ra-test/merged", progress=False)
+    assert tree_digest("memory://ra-test/merged") == plain[1]
+    mem.rm("/ra-test", recursive=True)
+
+
+def test_s3_build_with_a_local_server(tmp_path: Path) -> None:
+    pytest.importorskip("s3fs", reason="s3fs not installed")
+    pytest.importorskip("moto.server", reason="moto[server] not installed (the in-process S3 fake)")
+    quiet_s3_logs()
+    small = {**SMALL, "clips": 120, "queries_per_task": 2}
+    build(tmp_path / "plain", BuildConfig(**small), progress=False)
+    with s3_server():
+        build("s3://bench/b", BuildConfig(**small), progress=False)
+        assert tree_digest("s3://bench/b") == tree_digest(tmp_path / "plain")
+        import s3fs
+
+        assert s3fs.S3FileSystem().ls("bench") == ["bench/b"]
