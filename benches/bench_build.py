@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reasonaudio.build import BuildConfig, build
+from reasonaudio.pipeline import BuildConfig, build
 from reasonaudio.dataset import load_benchmark
 
 

@@ -174,7 +174,7 @@ def compare(n_clips: int, n_queries: int, reference_queries: int) -> None:
 
     events_frame = pl.DataFrame({"clip_id": ev["clip"], "label": [f"l{i}" for i in ev["label"]], "onset_sample": ev["onset"], "offset_sample": ev["offset"]})
     queries_frame = pl.DataFrame({"query_id": [f"q{i}" for i in range(n_queries)], "logic": logic})
-    from reasonaudio.annotate import annotate
+    from reasonaudio.relevance import annotate
 
     t_api, qrels = best_of(lambda: annotate(events_frame, queries_frame, sample_rate=SAMPLE_RATE), 3)
     assert qrels.height == len(rust_pairs)
@@ -191,7 +191,7 @@ def compare(n_clips: int, n_queries: int, reference_queries: int) -> None:
     print(f"== {n_clips:,} clips x {n_queries:,} queries ({len(ev['clip']):,} events, {len(rust_pairs):,} relevant pairs)")
     print(f"  rust engine (all cores)          {t_rust * 1e3:9.2f} ms   (best of 20)")
     print(f"  rust engine (1 thread)           {t_rust1 * 1e3:9.2f} ms")
-    print(f"  reasonaudio.annotate (polars io) {t_api * 1e3:9.2f} ms   (encode ids + engine + qrels frame)")
+    print(f"  reasonaudio.relevance (polars io) {t_api * 1e3:9.2f} ms   (encode ids + engine + qrels frame)")
     print(f"  polars vectorised joins          {t_polars * 1e3:9.2f} ms   ({t_polars / t_rust:,.0f}x rust)")
     print(
         f"  plain Python reference           {t_ref * 1e3:9.0f} ms   ({t_ref / t_rust:,.0f}x rust; timed on "

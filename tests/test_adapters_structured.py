@@ -7,7 +7,7 @@ import dataclasses
 import polars as pl
 import pytest
 
-from reasonaudio.build import BuildConfig, build
+from reasonaudio.pipeline import BuildConfig, build
 from reasonaudio.dataset import load_benchmark
 from reasonaudio.evaluate import evaluate
 from reasonaudio.retrieval import load_model

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from reasonaudio import _core
 from reasonaudio.contract.reference import holds
-from reasonaudio.annotate import annotate, positive_labels, prepare_events, relevance_csr
+from reasonaudio.relevance import annotate, positive_labels, prepare_events, relevance_csr
 from reasonaudio.errors import UserError
 
 EVENT_LABELS = ["a", "b", "c"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reasonaudio.annotate import read_events, read_queries
+from reasonaudio.relevance import read_events, read_queries
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 

@@ -9,8 +9,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from reasonaudio.annotate import read_events, read_queries, relevance_csr, stream_relevance_csr
-from reasonaudio.build import BuildConfig, build
+from reasonaudio.relevance import read_events, read_queries, relevance_csr, stream_relevance_csr
+from reasonaudio.pipeline import BuildConfig, build
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 from shardfixture import SMALL

@@ -13,7 +13,7 @@ import pytest
 
 from reasonaudio import _core
 from reasonaudio.atoms import AtomLibrary
-from reasonaudio.build import BuildConfig, build
+from reasonaudio.pipeline import BuildConfig, build
 from reasonaudio.errors import UserError
 from reasonaudio.exemplars import LabelView
 from reasonaudio.validate import validate_benchmark

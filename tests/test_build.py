@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 import soundfile as sf
 
-from reasonaudio.build import BuildConfig, build
+from reasonaudio.pipeline import BuildConfig, build
 from reasonaudio.cli import main
 from reasonaudio.dataset import TASKS, load_benchmark
 from reasonaudio.queries import parse_query
@@ -136,7 +136,7 @@ def test_min_hard_negatives_are_planned_and_keep_the_pattern_split(tmp_path: Pat
     bench = load_benchmark(out)
     assert bench.clips["pattern"].value_counts().sort("pattern").rows() == [("overlap", 160), ("sequential", 240)]
     assert bench.manifest["counts"]["hard_negatives_per_query"]["min"] >= 3
-    from reasonaudio.annotate import positive_labels
+    from reasonaudio.relevance import positive_labels
 
     labels_of = bench.events.group_by("clip_id").agg(pl.col("label")).rows()
     clip_labels = {cid: set(labs) for cid, labs in labels_of}

@@ -211,7 +211,7 @@ def test_gpu_copy_serves_shallow_searches_and_cpu_the_deep_ones() -> None:
 
 
 def test_beir_export_of_a_benchmark_resolves_audio_against_the_benchmark_root(tmp_path: Path) -> None:
-    from reasonaudio.build import BuildConfig, build
+    from reasonaudio.pipeline import BuildConfig, build
 
     root = build(tmp_path / "bench", BuildConfig(clips=40, queries_per_task=1, seed=4), progress=False)
     beir = load_beir(root / "beir")

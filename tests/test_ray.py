@@ -9,7 +9,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'reasonaudio[ray]'")
 
-from reasonaudio.build import BuildConfig, build  # noqa: E402
+from reasonaudio.pipeline import BuildConfig, build  # noqa: E402
 from reasonaudio.distributed import FAULT_ENV, task_chunk  # noqa: E402
 from shardfixture import SMALL, leftovers, tree_digest  # noqa: E402
 

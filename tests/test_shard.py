@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reasonaudio.build import BuildConfig, build, parse_shard, shard_range
+from reasonaudio.pipeline import BuildConfig, build, parse_shard, shard_range
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 from reasonaudio.shard import merge

@@ -17,11 +17,11 @@ from typing import Any
 
 from reasonaudio._core import __version__
 
-# `build` and `annotate` are both submodules and the functions users call; importing them here
-# first binds the package attributes to the functions for good (the submodules stay importable
-# with `from reasonaudio.build import ...`).
-from reasonaudio.annotate import annotate, relevance_csr
-from reasonaudio.build import BuildConfig, build
+# The functions users call are `build` (from the build pipeline, `reasonaudio.pipeline`) and
+# `annotate` (from the relevance engine's front, `reasonaudio.relevance`); no module shares a
+# function's name, so `reasonaudio.build` is always the function.
+from reasonaudio.pipeline import BuildConfig, build
+from reasonaudio.relevance import annotate, relevance_csr
 
 _EXPORTS = {
     "AtomLibrary": "reasonaudio.atoms",

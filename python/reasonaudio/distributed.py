@@ -34,7 +34,7 @@ def _ray():
 
 
 def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, fault_marker):
-    from reasonaudio.build import render_range
+    from reasonaudio.pipeline import render_range
 
     atom_audio, atom_offsets = bank
     peaks, gains = render_range(atom_audio, atom_offsets, sl, rel_paths, audio_url, sample_rate, audio_format, 1)

@@ -35,7 +35,7 @@ RENDER_STATS = "render.parquet"
 def write_shard(plan, dest, root: Path, shard: tuple[int, int], progress: bool) -> None:
     """Renders shard `shard` = (k, n) of `plan` into the staged output `dest` (tables in `root`)."""
     from reasonaudio import __version__
-    from reasonaudio.build import render_local, shard_range
+    from reasonaudio.pipeline import render_local, shard_range
 
     k, n_shards = shard
     lo, hi = shard_range(plan.n_clips, k, n_shards)
@@ -90,7 +90,7 @@ def merge(
     from tqdm.auto import tqdm
 
     from reasonaudio import storage
-    from reasonaudio.build import BuildConfig, build, write_benchmark
+    from reasonaudio.pipeline import BuildConfig, build, write_benchmark
 
     if not shards:
         raise UserError("merge needs at least one shard directory")
@@ -208,7 +208,7 @@ def load_plan(path: str | Path, config=None):
     from dataclasses import asdict
 
     from reasonaudio.atoms import AtomLibrary
-    from reasonaudio.build import BuildConfig, BuildPlan
+    from reasonaudio.pipeline import BuildConfig, BuildPlan
     from reasonaudio.queries import QuerySpec
 
     path = Path(path)

@@ -57,7 +57,7 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
             clips_path = beside if beside.exists() else None
     if clips_path is None:
         if args.events.suffix in (".tsv", ".txt", ".csv"):
-            from reasonaudio.annotate import read_strong_labels
+            from reasonaudio.relevance import read_strong_labels
 
             # every file the table names is in the corpus, also those listed without events
             return read_strong_labels(args.events)[1], args.events
@@ -70,7 +70,7 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
 
 
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.annotate import read_events, read_queries, relevance_csr, write_qrels
+    from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels
 
     from reasonaudio.outputs import check_not_an_input
 
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     queries = read_queries(args.queries)
     clip_ids, clips_path = _corpus_clip_ids(args)
     if args.batch_events is not None or dataset_dir:
-        from reasonaudio.annotate import stream_relevance_csr
+        from reasonaudio.relevance import stream_relevance_csr
 
         csr, stats = stream_relevance_csr(
             args.events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads,

@@ -6,7 +6,7 @@ import argparse
 import json
 import time
 
-from reasonaudio.build import AUDIO_FORMATS, BuildConfig, build, parse_shard
+from reasonaudio.pipeline import AUDIO_FORMATS, BuildConfig, build, parse_shard
 from reasonaudio.errors import UserError
 
 

@@ -20,7 +20,7 @@ from collections import Counter
 
 import polars as pl
 
-from reasonaudio.annotate import relevance_csr
+from reasonaudio.relevance import relevance_csr
 
 _ACCEPT = {"has": "false alarm (wanted sound)", "not": "missed sound (negated)"}
 _REJECT = {"has": "missed sound (wanted)", "not": "false alarm (negated sound)"}

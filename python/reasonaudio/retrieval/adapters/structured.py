@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reasonaudio.annotate import relevance_csr
+from reasonaudio.relevance import relevance_csr
 from reasonaudio.errors import UserError
 from reasonaudio.queries import QueryParser
 from reasonaudio.retrieval.base import ClipSet, ModelOptions, QuerySet, ScoringModel

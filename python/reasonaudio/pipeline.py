@@ -25,7 +25,7 @@ from reasonaudio import _core
 from reasonaudio.contract import FORMAT_VERSION, FORMAT_VERSION_ONE_EXEMPLAR, TASKS
 from reasonaudio.errors import UserError
 from reasonaudio.exemplars import LabelView, recordings_used, select_split, write_attribution
-from reasonaudio.annotate import positive_labels
+from reasonaudio.relevance import positive_labels
 from reasonaudio.queries import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
 
 AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
