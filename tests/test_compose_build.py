@@ -12,8 +12,8 @@ import soundfile as sf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonaudio.compose.build import ComposeConfig, balanced_plan, build_set, read_dataset
-from reasonaudio.compose.mixing import concat_with_gap, fit_background, gap_samples, scale_to_snr, snr_db
+from reasonaudio.compose.build import ComposeConfig, balanced_plan, build_set, mix_sample, read_dataset
+from reasonaudio.compose.mixing import gap_samples, snr_db
 from reasonaudio.compose.speech import RecordingSource, TtsSource
 from reasonaudio.errors import UserError
 
@@ -48,27 +48,28 @@ def test_plan_refuses_n_not_multiple_of_4():
 
 
 @pytest.mark.parametrize("snr", [-5.0, 0.0, 10.0, 20.0])
-def test_scale_to_snr_exact(snr):
+def test_mixed_segments_have_the_exact_snr_and_gap(snr):
+    """The core's mixer places both segments, fits each background (looped: shorter than the
+    segment; cropped: longer) and scales it by RMS to the SNR; the gap is exact silence."""
     rng = np.random.default_rng(1)
-    speech = rng.standard_normal(12345).astype(np.float32) * 0.05
-    noise = fit_background(rng.standard_normal(4000).astype(np.float32), speech.size, 777, SR)
-    assert noise.size == speech.size
-    assert abs(snr_db(speech, scale_to_snr(speech, noise, snr)) - snr) < 1e-3
+    speech = [rng.standard_normal(12345).astype(np.float32) * 0.05, rng.standard_normal(3000).astype(np.float32) * 0.05]
+    short_bed = rng.standard_normal(4000).astype(np.float32) * 0.1  # looped with crossfades
+    long_bed = rng.standard_normal(9000).astype(np.float32) * 0.1  # cropped
+    gap = gap_samples(SR)
+    audio, bounds, gain = mix_sample(speech, [short_bed, long_bed], snr, gap, SR)
+    assert bounds == [(0, 12345), (12345 + gap, 12345 + gap + 3000)] and audio.size == bounds[1][1]
+    assert np.all(audio[12345:12345 + gap] == 0) and audio[12344] != 0 and audio[12345 + gap] != 0
+    assert 0 < gain <= 1 and np.abs(audio).max() <= 0.97 + 1e-6
+    for (start, end), voice in zip(bounds, speech):
+        noise = audio[start:end] / gain - voice
+        assert abs(snr_db(voice, noise) - snr) < 1e-3
 
 
-def test_fit_background_loops_and_crops():
-    x = np.arange(1, 1001, dtype=np.float32)
-    cropped = fit_background(x, 300, 50, SR)
-    np.testing.assert_array_equal(cropped, x[50:350])
-    looped = fit_background(x, 5000, 10, SR)
-    assert looped.size == 5000 and np.all(looped > 0)
-
-
-def test_concat_gap_is_sample_exact():
-    a, b = np.ones(10, np.float32), 2 * np.ones(7, np.float32)
-    out, bounds = concat_with_gap(a, b, 24)
-    assert bounds == [(0, 10), (34, 41)]
-    assert np.all(out[10:34] == 0) and np.all(out[:10] == 1) and np.all(out[34:] == 2)
+def test_without_background_the_segments_are_the_speech_itself():
+    a, b = np.full(10, 0.5, np.float32), np.full(7, -0.25, np.float32)
+    audio, bounds, gain = mix_sample([a, b], [None, None], None, 24, SR)
+    assert bounds == [(0, 10), (34, 41)] and gain == 1.0
+    assert np.all(audio[10:34] == 0) and np.all(audio[:10] == 0.5) and np.all(audio[34:] == -0.25)
     assert gap_samples(24000) == 36000 and gap_samples(22050) == 33075
 
 

@@ -16,7 +16,9 @@ __version__: str
 __all__ = [
     "__version__",
     "annotate_csr",
+    "encode_audio",
     "finish_atom",
+    "mix_clip",
     "plan_clip",
     "plan_corpus",
     "plan_params_check",
@@ -68,6 +70,24 @@ def render_clip(
     ceiling: float = 0.98,
 ) -> _npt.NDArray[_np.float32]:
     """Render one clip (clip_length samples, limited into [-ceiling, ceiling])."""
+
+def mix_clip(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_length: int,
+    sample_rate: int,
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+) -> tuple[_npt.NDArray[_np.float32], float, float]:
+    """`render_clip`, also returning the peak before the limiter and the limiter's gain."""
+
+def encode_audio(samples: _npt.NDArray[_np.float32], sample_rate: int, format: str = "wav16") -> bytes:
+    """A whole audio file in memory ("wav16" | "wav_f32" | "flac16"): the bytes render_corpus writes."""
 # --- annotate ---
 
 def annotate_csr(

@@ -16,7 +16,6 @@ values and SNRs exactly as well (the manifest reports the counts either way).
 from __future__ import annotations
 
 import hashlib
-import io
 import itertools
 import json
 import math
@@ -25,12 +24,12 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
-import soundfile as sf
 
 from reasonaudio.compose import content as content_mod
 from reasonaudio.compose.content import CONTENT_TASKS, Item
+from reasonaudio import _core
 from reasonaudio.compose.mixing import (
-    GAP_SECONDS, SPEECH_RMS_DBFS, concat_with_gap, fit_background, gap_samples, limit_peak, scale_to_snr,
+    GAP_SECONDS, LOOP_CROSSFADE_S, PEAK_CEILING, SPEECH_RMS_DBFS, gap_samples, rms,
     set_rms, trim_silence,
 )
 from reasonaudio.compose.speech import RecordingSource, Segment, TtsSource, to_rate
@@ -176,9 +175,8 @@ def load_library(spec: str, sample_rate: int) -> BackgroundLibrary:
 
 
 def wav_bytes(x: np.ndarray, sample_rate: int) -> bytes:
-    buf = io.BytesIO()
-    sf.write(buf, x, sample_rate, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
+    """16-bit PCM WAV bytes by the core's writer (the same encoder as the benchmark's audio)."""
+    return _core.encode_audio(np.ascontiguousarray(x, dtype=np.float32), int(sample_rate), "wav16")
 
 
 def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: BackgroundLibrary | None = None,
@@ -270,6 +268,46 @@ def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: Back
     return manifest
 
 
+def mix_sample(speeches: list[np.ndarray], noises: list[np.ndarray | None], snr_db: float | None, gap: int,
+               sample_rate: int) -> tuple[np.ndarray, list[tuple[int, int]], float]:
+    """[segment 1][gap of exact silence][segment 2], each segment its speech plus (environment cue)
+    its background fitted to the segment and scaled to `snr_db` by RMS, limited by one gain for
+    the whole sample so the SNR and the balance of the segments are kept. Placement, looping with
+    crossfades, gains, sum and limiter are the Rust core's mixer (the benchmark's own); no fades at
+    event edges, so the gap stays exact zeros. Returns (audio, segment bounds, limiter gain)."""
+    starts = [0, speeches[0].size + gap]
+    bounds = [(starts[0], speeches[0].size), (starts[1], starts[1] + speeches[1].size)]
+    length = bounds[1][1]
+    bank = [np.ascontiguousarray(x, dtype=np.float32) for x in speeches]
+    events: list[tuple[int, int, int, float]] = [(0, starts[0], speeches[0].size, 0.0), (1, starts[1], speeches[1].size, 0.0)]
+    for k, noise in enumerate(noises):
+        if noise is None:
+            continue
+        if noise.size == 0:
+            raise UserError("a background sound is empty")
+        bank.append(np.ascontiguousarray(noise, dtype=np.float32))
+        atom, n = len(bank) - 1, speeches[k].size
+        fitted = _mix(bank, [(atom, 0, n, 0.0)], n, sample_rate, ceiling=1.0)[0]
+        level = rms(fitted)
+        if level == 0.0:
+            raise UserError("a background sound is silent; it cannot be mixed at an SNR")
+        target = rms(speeches[k]) / (10.0 ** (float(snr_db) / 20.0))
+        events.append((atom, starts[k], n, float(20.0 * np.log10(target / level))))
+    audio, _, gain = _mix(bank, events, length, sample_rate, ceiling=PEAK_CEILING)
+    return audio, bounds, float(gain)
+
+
+def _mix(bank: list[np.ndarray], events: list[tuple[int, int, int, float]], length: int, sample_rate: int,
+         ceiling: float) -> tuple[np.ndarray, float, float]:
+    offsets = np.concatenate([[0], np.cumsum([x.size for x in bank])]).astype(np.uint64)
+    atom, onset, size, gain_db = zip(*events)
+    return _core.mix_clip(
+        np.concatenate(bank).astype(np.float32), offsets, np.asarray(atom, np.uint32), np.asarray(onset, np.int64),
+        np.asarray(size, np.int64), np.asarray(gain_db, np.float32), int(length), int(sample_rate),
+        fade_ms=0.0, crossfade_ms=LOOP_CROSSFADE_S * 1000.0, ceiling=ceiling,
+    )
+
+
 def _make_sample(index: int, cell: dict[str, Any], cfg: ComposeConfig, source, content, backgrounds: dict,
                  phrase: dict[str, str], gap: int) -> tuple[dict[str, Any], np.ndarray]:
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, index + 1]))
@@ -279,7 +317,8 @@ def _make_sample(index: int, cell: dict[str, Any], cfg: ComposeConfig, source, c
         values.reverse()
     avoid: set[str] = set()
     segments: list[Segment] = []
-    audios: list[np.ndarray] = []
+    speeches: list[np.ndarray] = []
+    noises: list[np.ndarray | None] = []
     seg_rows: list[dict[str, Any]] = []
     for k, value in enumerate(values, 1):
         seg = source.segment(rng, cfg.task, content,
@@ -287,14 +326,17 @@ def _make_sample(index: int, cell: dict[str, Any], cfg: ComposeConfig, source, c
                              emotion=value if cfg.cue == "emotion" else None, avoid=avoid)
         avoid |= {seg.text, *seg.answers}
         speech = set_rms(trim_silence(seg.audio, cfg.sample_rate), SPEECH_RMS_DBFS)
-        mixed = speech
         background = None
+        noise = None
         if cfg.cue == "environment":
-            noise = fit_background(backgrounds[value], speech.size, int(rng.integers(1 << 30)), cfg.sample_rate)
-            mixed = speech + scale_to_snr(speech, noise, cell["snr_db"])
+            # the background starts at a seeded point of its recording and is looped or cropped
+            # to the segment by the core's mixer (below); rotating it here sets that start
+            bed = np.asarray(backgrounds[value], dtype=np.float32)
+            noise = np.roll(bed, -(int(rng.integers(1 << 30)) % bed.size))
             background = value
         segments.append(seg)
-        audios.append(mixed)
+        speeches.append(speech)
+        noises.append(noise)
         seg_rows.append({
             "segment": k, "text": seg.text, "answers": list(seg.answers), "gender": seg.gender,
             "emotion": seg.emotion, "speaker": seg.speaker, "background": background,
@@ -302,8 +344,7 @@ def _make_sample(index: int, cell: dict[str, Any], cfg: ComposeConfig, source, c
             "snr_db": cell["snr_db"] if background else None, "level": seg.level, "origin": seg.origin,
             "cue_value": value,
         })
-    audio, bounds = concat_with_gap(audios[0], audios[1], gap)
-    audio, gain = limit_peak(audio)
+    audio, bounds, gain = mix_sample(speeches, noises, cell["snr_db"], gap, cfg.sample_rate)
     for seg_row, (start, end) in zip(seg_rows, bounds):
         seg_row["start_sample"], seg_row["end_sample"] = start, end
     sample_id = f"s{index:05d}"

@@ -106,12 +106,9 @@ fn render_corpus<'py>(
     Ok(out)
 }
 
-/// Renders one clip and returns its limited float32 audio (clip_length samples).
-#[pyfunction]
-#[pyo3(signature = (atom_audio, atom_offsets, ev_atom, ev_onset, ev_length, ev_gain_db, clip_length,
-    sample_rate, fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98))]
+/// Renders one clip: the mixed, limited float32 audio and the limiter's figures.
 #[allow(clippy::too_many_arguments)]
-fn render_clip<'py>(
+fn render_one<'py>(
     py: Python<'py>,
     atom_audio: &Bound<'py, PyAny>,
     atom_offsets: &Bound<'py, PyAny>,
@@ -124,7 +121,7 @@ fn render_clip<'py>(
     fade_ms: f64,
     crossfade_ms: f64,
     ceiling: f32,
-) -> PyResult<Bound<'py, PyArray1<f32>>> {
+) -> PyResult<mix::Rendered> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
     let atom = column::<u32>(ev_atom, "ev_atom", "uint32")?;
@@ -146,11 +143,110 @@ fn render_clip<'py>(
     let events: Vec<EventSpan> =
         (0..n).map(|i| EventSpan { atom: atom[i], onset: onset[i], length: length[i], gain_db: gain_db[i] }).collect();
     let rendered = py.allow_threads(|| mix::render_clip(&bank, &events, clip_length, &opts)).map_err(value_error)?;
+    Ok(rendered)
+}
+
+/// Renders one clip and returns its limited float32 audio (clip_length samples).
+#[pyfunction]
+#[pyo3(signature = (atom_audio, atom_offsets, ev_atom, ev_onset, ev_length, ev_gain_db, clip_length,
+    sample_rate, fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98))]
+#[allow(clippy::too_many_arguments)]
+fn render_clip<'py>(
+    py: Python<'py>,
+    atom_audio: &Bound<'py, PyAny>,
+    atom_offsets: &Bound<'py, PyAny>,
+    ev_atom: &Bound<'py, PyAny>,
+    ev_onset: &Bound<'py, PyAny>,
+    ev_length: &Bound<'py, PyAny>,
+    ev_gain_db: &Bound<'py, PyAny>,
+    clip_length: i64,
+    sample_rate: i64,
+    fade_ms: f64,
+    crossfade_ms: f64,
+    ceiling: f32,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let rendered = render_one(
+        py,
+        atom_audio,
+        atom_offsets,
+        ev_atom,
+        ev_onset,
+        ev_length,
+        ev_gain_db,
+        clip_length,
+        sample_rate,
+        fade_ms,
+        crossfade_ms,
+        ceiling,
+    )?;
     Ok(rendered.audio.into_pyarray_bound(py))
+}
+
+/// Renders one clip and returns (limited float32 audio, peak before the limiter, limiter gain):
+/// what a caller that records the limiter's work (the compositional diagnostic) needs.
+#[pyfunction]
+#[pyo3(signature = (atom_audio, atom_offsets, ev_atom, ev_onset, ev_length, ev_gain_db, clip_length,
+    sample_rate, fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98))]
+#[allow(clippy::too_many_arguments)]
+fn mix_clip<'py>(
+    py: Python<'py>,
+    atom_audio: &Bound<'py, PyAny>,
+    atom_offsets: &Bound<'py, PyAny>,
+    ev_atom: &Bound<'py, PyAny>,
+    ev_onset: &Bound<'py, PyAny>,
+    ev_length: &Bound<'py, PyAny>,
+    ev_gain_db: &Bound<'py, PyAny>,
+    clip_length: i64,
+    sample_rate: i64,
+    fade_ms: f64,
+    crossfade_ms: f64,
+    ceiling: f32,
+) -> PyResult<(Bound<'py, PyArray1<f32>>, f32, f32)> {
+    let rendered = render_one(
+        py,
+        atom_audio,
+        atom_offsets,
+        ev_atom,
+        ev_onset,
+        ev_length,
+        ev_gain_db,
+        clip_length,
+        sample_rate,
+        fade_ms,
+        crossfade_ms,
+        ceiling,
+    )?;
+    Ok((rendered.audio.into_pyarray_bound(py), rendered.peak, rendered.gain))
+}
+
+/// Encodes float32 samples as a complete audio file in memory ("wav16", "wav_f32" or "flac16"),
+/// the same bytes `render_corpus` writes.
+#[pyfunction]
+#[pyo3(signature = (samples, sample_rate, format = "wav16"))]
+fn encode_audio<'py>(
+    py: Python<'py>,
+    samples: &Bound<'py, PyAny>,
+    sample_rate: i64,
+    format: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let samples = column::<f32>(samples, "samples", "float32")?;
+    let format: AudioFormat =
+        format.parse().map_err(|e: reasonaudio_core::wav::WavError| MixError::new_err(e.to_string()))?;
+    let rate = u32::try_from(sample_rate)
+        .ok()
+        .filter(|r| *r > 0)
+        .ok_or_else(|| MixError::new_err(format!("sample_rate must be a positive number of Hz, got {sample_rate}")))?;
+    let slice = samples.as_slice()?;
+    let mut out = Vec::new();
+    py.allow_threads(|| reasonaudio_core::wav::encode(format, slice, rate, &mut out))
+        .map_err(|e| AudioWriteError::new_err(e.to_string()))?;
+    Ok(pyo3::types::PyBytes::new_bound(py, &out))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render_corpus, m)?)?;
     m.add_function(wrap_pyfunction!(render_clip, m)?)?;
+    m.add_function(wrap_pyfunction!(mix_clip, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_audio, m)?)?;
     Ok(())
 }
