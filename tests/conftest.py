@@ -59,3 +59,9 @@ def compose_fakes() -> ModuleType:
 def compose_fake_model() -> Path:
     """A scripted command-line 'model' (run as a program by the compose runner)."""
     return SUPPORT / "compose_fake_model.py"
+
+
+@pytest.fixture(scope="session")
+def shardfixture() -> ModuleType:
+    """Small build parameters, tree digests and an in-process S3 server for shard and Ray tests."""
+    return _support("shardfixture")

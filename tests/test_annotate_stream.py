@@ -13,13 +13,12 @@ from reasonaudio.relevance import read_events, read_queries, relevance_csr, stre
 from reasonaudio.pipeline import BuildConfig, build
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
-from shardfixture import SMALL
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory) -> Path:
+def bench(shardfixture, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "b"
-    build(out, BuildConfig(**SMALL), progress=False)
+    build(out, BuildConfig(**shardfixture.SMALL), progress=False)
     return out
 
 

@@ -11,11 +11,10 @@ ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install '
 
 from reasonaudio.pipeline import BuildConfig, build  # noqa: E402
 from reasonaudio.distributed import FAULT_ENV, task_chunk  # noqa: E402
-from shardfixture import SMALL, leftovers, tree_digest  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def s3():
+def s3(shardfixture):
     """An in-process S3 server when moto and s3fs are installed (else None); started before the
     cluster so that its workers get the endpoint in their environment."""
     try:
@@ -24,10 +23,9 @@ def s3():
     except ImportError:
         yield None
         return
-    from shardfixture import quiet_s3_logs, s3_server
 
-    quiet_s3_logs()
-    with s3_server() as env:
+    shardfixture.quiet_s3_logs()
+    with shardfixture.s3_server() as env:
         yield env
 
 
@@ -40,10 +38,10 @@ def cluster(s3):
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory) -> dict[str, str]:
+def plain(shardfixture, tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("plain") / "bench"
-    build(out, BuildConfig(**SMALL), progress=False)
-    return tree_digest(out)
+    build(out, BuildConfig(**shardfixture.SMALL), progress=False)
+    return shardfixture.tree_digest(out)
 
 
 def test_task_chunks() -> None:
@@ -51,40 +49,40 @@ def test_task_chunks() -> None:
     assert task_chunk(10, 8) == 16 and task_chunk(10**7, 2) == 2048
 
 
-def test_ray_local_is_byte_identical(cluster, plain, tmp_path: Path) -> None:
-    out = build(tmp_path / "r", BuildConfig(**SMALL), ray="local", progress=False)
-    assert tree_digest(out) == plain
-    assert leftovers(tmp_path, "r") == []
+def test_ray_local_is_byte_identical(shardfixture, cluster, plain, tmp_path: Path) -> None:
+    out = build(tmp_path / "r", BuildConfig(**shardfixture.SMALL), ray="local", progress=False)
+    assert shardfixture.tree_digest(out) == plain
+    assert shardfixture.leftovers(tmp_path, "r") == []
 
 
-def test_killed_worker_is_retried_to_the_same_bytes(cluster, plain, tmp_path: Path, monkeypatch) -> None:
+def test_killed_worker_is_retried_to_the_same_bytes(shardfixture, cluster, plain, tmp_path: Path, monkeypatch) -> None:
     marker = tmp_path / "killed-once"
     monkeypatch.setenv(FAULT_ENV, str(marker))
-    out = build(tmp_path / "r", BuildConfig(**SMALL), ray="local", progress=False)
+    out = build(tmp_path / "r", BuildConfig(**shardfixture.SMALL), ray="local", progress=False)
     assert marker.exists(), "the fault hook did not kill a worker"
-    assert tree_digest(out) == plain
+    assert shardfixture.tree_digest(out) == plain
 
 
-def test_ray_to_a_file_uri(cluster, plain, tmp_path: Path) -> None:
+def test_ray_to_a_file_uri(shardfixture, cluster, plain, tmp_path: Path) -> None:
     uri = f"file://{tmp_path}/r"
-    assert build(uri, BuildConfig(**SMALL), ray="local", progress=False) == uri
-    assert tree_digest(tmp_path / "r") == plain
-    assert leftovers(tmp_path, "r") == []
+    assert build(uri, BuildConfig(**shardfixture.SMALL), ray="local", progress=False) == uri
+    assert shardfixture.tree_digest(tmp_path / "r") == plain
+    assert shardfixture.leftovers(tmp_path, "r") == []
 
 
-def test_failing_task_leaves_nothing(cluster, tmp_path: Path, monkeypatch) -> None:
+def test_failing_task_leaves_nothing(shardfixture, cluster, tmp_path: Path, monkeypatch) -> None:
     # a marker in a missing directory makes the hooked task raise (an error Ray does not retry)
     monkeypatch.setenv(FAULT_ENV, str(tmp_path / "missing" / "marker"))
     with pytest.raises(ray.exceptions.RayTaskError, match="FileNotFoundError"):
-        build(tmp_path / "r", BuildConfig(**SMALL), ray="local", progress=False)
+        build(tmp_path / "r", BuildConfig(**shardfixture.SMALL), ray="local", progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_memory_uri_is_refused(cluster, tmp_path: Path) -> None:
+def test_memory_uri_is_refused(shardfixture, cluster, tmp_path: Path) -> None:
     from reasonaudio.errors import UserError
 
     with pytest.raises(UserError, match="memory://"):
-        build("memory://ray-test/b", BuildConfig(**SMALL), ray="local", progress=False)
+        build("memory://ray-test/b", BuildConfig(**shardfixture.SMALL), ray="local", progress=False)
 
 
 def test_clips_missing_after_rendering_are_reported(tmp_path: Path) -> None:
@@ -97,10 +95,10 @@ def test_clips_missing_after_rendering_are_reported(tmp_path: Path) -> None:
         _check_written(str(tmp_path), ["audio/a.wav", "audio/b.wav"])
 
 
-def test_ray_to_s3(cluster, s3, tmp_path: Path) -> None:
+def test_ray_to_s3(shardfixture, cluster, s3, tmp_path: Path) -> None:
     if s3 is None:
         pytest.skip("moto[server] and s3fs are needed for the in-process S3 server")
-    small = {**SMALL, "clips": 120, "queries_per_task": 2}
+    small = {**shardfixture.SMALL, "clips": 120, "queries_per_task": 2}
     build(tmp_path / "plain", BuildConfig(**small), progress=False)
     assert build("s3://bench/ray", BuildConfig(**small), ray="local", progress=False) == "s3://bench/ray"
-    assert tree_digest("s3://bench/ray") == tree_digest(tmp_path / "plain")
+    assert shardfixture.tree_digest("s3://bench/ray") == shardfixture.tree_digest(tmp_path / "plain")

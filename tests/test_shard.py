@@ -13,23 +13,22 @@ from reasonaudio.pipeline import BuildConfig, build, parse_shard, shard_range
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 from reasonaudio.shard import merge
-from shardfixture import SMALL, leftovers, quiet_s3_logs, s3_server, tree_digest
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+def plain(shardfixture, tmp_path_factory) -> tuple[Path, dict[str, str]]:
     out = tmp_path_factory.mktemp("plain") / "bench"
-    build(out, BuildConfig(**SMALL), progress=False)
-    return out, tree_digest(out)
+    build(out, BuildConfig(**shardfixture.SMALL), progress=False)
+    return out, shardfixture.tree_digest(out)
 
 
 @pytest.fixture(scope="module")
-def shards(tmp_path_factory) -> list[Path]:
+def shards(shardfixture, tmp_path_factory) -> list[Path]:
     root = tmp_path_factory.mktemp("shards")
     dirs = []
     for k in range(3):
         d = root / f"s{k}"
-        build(d, BuildConfig(**SMALL), shard=(k, 3), progress=False)
+        build(d, BuildConfig(**shardfixture.SMALL), shard=(k, 3), progress=False)
         dirs.append(d)
     return dirs
 
@@ -55,17 +54,17 @@ def test_shard_holds_its_range_only(shards: list[Path]) -> None:
     assert not (shards[1] / "clips.parquet").exists()
 
 
-def test_merged_shards_are_byte_identical(plain, shards, tmp_path: Path) -> None:
+def test_merged_shards_are_byte_identical(shardfixture, plain, shards, tmp_path: Path) -> None:
     out = tmp_path / "merged"
     merge([str(s) for s in reversed(shards)], out, progress=False)  # any order
-    assert tree_digest(out) == plain[1]
-    assert leftovers(tmp_path, "merged") == []
+    assert shardfixture.tree_digest(out) == plain[1]
+    assert shardfixture.leftovers(tmp_path, "merged") == []
 
 
-def test_merge_cli_and_refusals(plain, shards, tmp_path: Path, capsys) -> None:
+def test_merge_cli_and_refusals(shardfixture, plain, shards, tmp_path: Path, capsys) -> None:
     out = tmp_path / "m"
     assert main(["merge", *map(str, shards), "--out", str(out), "--quiet"]) == 0
-    assert tree_digest(out) == plain[1]
+    assert shardfixture.tree_digest(out) == plain[1]
     # missing shard, duplicate shard, not a shard, non-empty output: one line, exit 2, nothing written
     cases = [
         ([str(shards[0]), str(shards[2])], "missing shard(s) 1/3"),
@@ -77,31 +76,31 @@ def test_merge_cli_and_refusals(plain, shards, tmp_path: Path, capsys) -> None:
         assert main(["merge", *args, "--out", str(tmp_path / "x"), "--quiet"]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
-        assert not (tmp_path / "x").exists() and leftovers(tmp_path, "x") == []
+        assert not (tmp_path / "x").exists() and shardfixture.leftovers(tmp_path, "x") == []
     assert main(["merge", *map(str, shards), "--out", str(out), "--quiet"]) == 2
     assert "holds an earlier benchmark; pass --force" in capsys.readouterr().err
 
 
-def test_merge_refuses_shards_of_another_build(shards, tmp_path: Path) -> None:
+def test_merge_refuses_shards_of_another_build(shardfixture, shards, tmp_path: Path) -> None:
     other = tmp_path / "other"
-    build(other, BuildConfig(**{**SMALL, "seed": SMALL["seed"] + 1}), shard=(1, 3), progress=False)
+    build(other, BuildConfig(**{**shardfixture.SMALL, "seed": shardfixture.SMALL["seed"] + 1}), shard=(1, 3), progress=False)
     with pytest.raises(UserError, match="shard of a different build"):
         merge([str(shards[0]), str(other), str(shards[2])], tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
 
 
-def test_merge_missing_audio_leaves_nothing(shards, tmp_path: Path) -> None:
+def test_merge_missing_audio_leaves_nothing(shardfixture, shards, tmp_path: Path) -> None:
     broken = tmp_path / "s1"
     shutil.copytree(shards[1], broken)
     (broken / "audio" / "clip_000150.wav").unlink()
     with pytest.raises(UserError, match="audio file missing"):
         merge([str(shards[0]), str(broken), str(shards[2])], tmp_path / "out", progress=False)
-    assert not (tmp_path / "out").exists() and leftovers(tmp_path, "out") == []
+    assert not (tmp_path / "out").exists() and shardfixture.leftovers(tmp_path, "out") == []
 
 
-def test_shard_cli(tmp_path: Path, capsys) -> None:
+def test_shard_cli(shardfixture, tmp_path: Path, capsys) -> None:
     out = tmp_path / "s"
-    args = ["build", "--out", str(out), "--clips", "300", "--queries-per-task", "5", "--seed", str(SMALL["seed"]), "--quiet"]
+    args = ["build", "--out", str(out), "--clips", "300", "--queries-per-task", "5", "--seed", str(shardfixture.SMALL["seed"]), "--quiet"]
     assert main([*args, "--shard", "3/3"]) == 2
     assert "--shard must be K/N" in capsys.readouterr().err and not out.exists()
     assert main([*args, "--shard", "2/3", "--ray", "local"]) == 2
@@ -111,8 +110,8 @@ def test_shard_cli(tmp_path: Path, capsys) -> None:
     assert json.loads((out / "shard.json").read_text())["clip_range"] == [200, 300]
 
 
-def test_shards_from_a_saved_plan(plain, tmp_path: Path, capsys) -> None:
-    args = ["--clips", "300", "--queries-per-task", "5", "--seed", str(SMALL["seed"]), "--quiet"]
+def test_shards_from_a_saved_plan(shardfixture, plain, tmp_path: Path, capsys) -> None:
+    args = ["--clips", "300", "--queries-per-task", "5", "--seed", str(shardfixture.SMALL["seed"]), "--quiet"]
     plan = tmp_path / "plan.npz"
     assert main(["build", *args, "--save-plan", str(plan)]) == 0
     dirs = []
@@ -120,7 +119,7 @@ def test_shards_from_a_saved_plan(plain, tmp_path: Path, capsys) -> None:
         dirs.append(str(tmp_path / f"s{k}"))
         assert main(["build", "--out", dirs[-1], *args, "--shard", f"{k}/2", "--from-plan", str(plan)]) == 0
     assert main(["merge", *dirs, "--out", str(tmp_path / "m"), "--from-plan", str(plan), "--quiet"]) == 0
-    assert tree_digest(tmp_path / "m") == plain[1]
+    assert shardfixture.tree_digest(tmp_path / "m") == plain[1]
     capsys.readouterr()
     # a plan made with other options is refused, naming the difference; so is a file that is no plan
     assert main(["build", "--out", str(tmp_path / "x"), *args, "--clips", "301", "--shard", "0/2", "--from-plan", str(plan)]) == 2
@@ -132,8 +131,8 @@ def test_shards_from_a_saved_plan(plain, tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "x").exists()
 
 
-def test_more_shards_than_clips(tmp_path: Path) -> None:
-    small = {**SMALL, "clips": 2, "queries_per_task": 0}
+def test_more_shards_than_clips(shardfixture, tmp_path: Path) -> None:
+    small = {**shardfixture.SMALL, "clips": 2, "queries_per_task": 0}
     build(tmp_path / "plain", BuildConfig(**small), progress=False)
     dirs = []
     for k in range(3):  # 3 shards of 2 clips: one shard is empty
@@ -141,36 +140,36 @@ def test_more_shards_than_clips(tmp_path: Path) -> None:
         build(dirs[-1], BuildConfig(**small), shard=(k, 3), progress=False)
     assert json.loads((tmp_path / "s0" / "shard.json").read_text())["clip_range"] == [0, 0]
     merge(dirs, tmp_path / "m", progress=False)
-    assert tree_digest(tmp_path / "m") == tree_digest(tmp_path / "plain")
+    assert shardfixture.tree_digest(tmp_path / "m") == shardfixture.tree_digest(tmp_path / "plain")
 
 
-def test_memory_uri_build_and_merge(plain, shards, tmp_path: Path) -> None:
+def test_memory_uri_build_and_merge(shardfixture, plain, shards, tmp_path: Path) -> None:
     fsspec = pytest.importorskip("fsspec")
     mem = fsspec.filesystem("memory")
-    build("memory://ra-test/bench", BuildConfig(**SMALL), progress=False)
-    assert tree_digest("memory://ra-test/bench") == plain[1]
+    build("memory://ra-test/bench", BuildConfig(**shardfixture.SMALL), progress=False)
+    assert shardfixture.tree_digest("memory://ra-test/bench") == plain[1]
     assert [p["name"] for p in mem.ls("/ra-test")] == ["/ra-test/bench"]  # staging prefix gone
     with pytest.raises(UserError, match="holds an earlier benchmark; pass --force"):
-        build("memory://ra-test/bench", BuildConfig(**SMALL), progress=False)
+        build("memory://ra-test/bench", BuildConfig(**shardfixture.SMALL), progress=False)
     # shards on one filesystem, merged onto another
     for k in (0, 2):
-        build(f"memory://ra-test/s{k}", BuildConfig(**SMALL), shard=(k, 3), progress=False)
+        build(f"memory://ra-test/s{k}", BuildConfig(**shardfixture.SMALL), shard=(k, 3), progress=False)
     merge(["memory://ra-test/s0", str(shards[1]), "memory://ra-test/s2"], tmp_path / "m", progress=False)
-    assert tree_digest(tmp_path / "m") == plain[1]
+    assert shardfixture.tree_digest(tmp_path / "m") == plain[1]
     merge([str(s) for s in shards], "memory://ra-test/merged", progress=False)
-    assert tree_digest("memory://ra-test/merged") == plain[1]
+    assert shardfixture.tree_digest("memory://ra-test/merged") == plain[1]
     mem.rm("/ra-test", recursive=True)
 
 
-def test_s3_build_with_a_local_server(tmp_path: Path) -> None:
+def test_s3_build_with_a_local_server(shardfixture, tmp_path: Path) -> None:
     pytest.importorskip("s3fs", reason="s3fs not installed")
     pytest.importorskip("moto.server", reason="moto[server] not installed (the in-process S3 fake)")
-    quiet_s3_logs()
-    small = {**SMALL, "clips": 120, "queries_per_task": 2}
+    shardfixture.quiet_s3_logs()
+    small = {**shardfixture.SMALL, "clips": 120, "queries_per_task": 2}
     build(tmp_path / "plain", BuildConfig(**small), progress=False)
-    with s3_server():
+    with shardfixture.s3_server():
         build("s3://bench/b", BuildConfig(**small), progress=False)
-        assert tree_digest("s3://bench/b") == tree_digest(tmp_path / "plain")
+        assert shardfixture.tree_digest("s3://bench/b") == shardfixture.tree_digest(tmp_path / "plain")
         import s3fs
 
         assert s3fs.S3FileSystem().ls("bench") == ["bench/b"]
