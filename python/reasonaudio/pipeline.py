@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio import _core
-from reasonaudio.contract import FORMAT_VERSION, FORMAT_VERSION_ONE_EXEMPLAR, TASKS
+from reasonaudio.contract import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, FORMAT_VERSION, FORMAT_VERSION_ONE_EXEMPLAR, TASKS
 from reasonaudio.errors import UserError
 from reasonaudio.exemplars import LabelView, recordings_used, select_split, write_attribution
 from reasonaudio.relevance import positive_labels
@@ -378,19 +378,17 @@ def _hard_negatives(
     return _Pairs(corpus, rel, pos_pick, [int(x) for x in neg_pick], planned, hard_counts)
 
 
-# An event must be audible in the mix (the validator: loudest 50 ms >= -50 dBFS RMS). The quietest
-# gain the planner may draw, and 6 dB for fades and window alignment, come on top.
-_AUDIBLE_DBFS = -50.0
-_AUDIBLE_WINDOW_S = 0.05
+# An event must be audible in the mix (contract §3.6, AUDIBLE_DBFS over AUDIBLE_WINDOW_S). The
+# quietest gain the planner may draw, and 6 dB for fades and window alignment, come on top.
 
 
 def _inaudible_atoms(library, params: dict) -> list[str]:
     """Labels of atoms whose shortest possible event (a trimmed prefix) would be inaudible at the
     library's rate: a library resampled down loses what lies above the new Nyquist frequency."""
     sr = library.sample_rate
-    window = max(1, int(round(_AUDIBLE_WINDOW_S * sr)))
+    window = max(1, int(round(AUDIBLE_WINDOW_S * sr)))
     prefix = max(window, int(params["duration_bins"][0][0] * sr))
-    floor = 10 ** ((_AUDIBLE_DBFS - float(params["gain_db"][0]) + 6.0) / 20)
+    floor = 10 ** ((AUDIBLE_DBFS - float(params["gain_db"][0]) + 6.0) / 20)
     quiet = []
     for i, label in enumerate(library.labels):
         x = np.asarray(library.audio(i)[:prefix], dtype=np.float64)

@@ -51,6 +51,10 @@ BEIR_QRELS_HEADER = "query-id\tcorpus-id\tscore"
 DEFAULT_MARGIN_S = 0.25
 #: §3.6: outside every event the audio is silent, |x| <= this.
 SILENCE_ABS = 1e-3
+#: §3.6: inside every event the sound is audible: its loudest window of this length reaches this
+#: RMS level (a window, so sparse sounds such as knocks and drips still count as audible).
+AUDIBLE_DBFS = -50.0
+AUDIBLE_WINDOW_S = 0.05
 #: Sample rates the tool builds at (the planner, the bindings and compose accept the same range).
 MIN_SAMPLE_RATE = 8_000
 MAX_SAMPLE_RATE = 192_000

@@ -109,7 +109,6 @@ def validate_benchmark(
     _check_relevance(t, rec, margin_s, parsed)
     if check_audio:
         stage("reading audio")
-    if check_audio:
         _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
     else:
         for n in ("audio.readable", "audio.range", "audio.background", "audio.audible"):

@@ -10,7 +10,8 @@ import polars as pl
 from reasonaudio.contract import (
     SILENCE_ABS,
 )
-from reasonaudio.validate.checklist import AUDIBLE_WINDOW_S, _Recorder
+from reasonaudio.contract import AUDIBLE_WINDOW_S
+from reasonaudio.validate.checklist import _Recorder
 from reasonaudio.validate.tables import Tables
 
 # -------------------------------------------------------------------------------------------- audio

@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasonaudio.contract import AUDIBLE_DBFS, AUDIBLE_WINDOW_S  # noqa: F401  (AUDIBLE_WINDOW_S re-exported)
+
 TIME_TOLERANCE_S = 1e-9  # onset_s must equal onset_sample / sample_rate within this
-DEFAULT_AUDIBLE_DBFS = -50.0
-AUDIBLE_WINDOW_S = 0.05  # loudest 50 ms window, so sparse sounds (knocks, drips) still count as audible
+DEFAULT_AUDIBLE_DBFS = AUDIBLE_DBFS
 
 CHECK_DESCRIPTIONS: dict[str, str] = {
     "layout.files": "every §4 file is present and readable",
