@@ -339,6 +339,23 @@ def annotate(
 # Readers and writers
 
 
+def _input_file(path: str | os.PathLike[str], in_benchmark: str) -> Path:
+    """`path`, or the benchmark table `in_benchmark` when `path` is a benchmark directory; it must exist."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / in_benchmark
+    if not path.exists():
+        raise UserError(f"{path}: no such file")
+    return path
+
+
+def _read_parquet(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_parquet(path)
+    except Exception as err:  # polars raises several types for a corrupt file
+        raise UserError(f"{path}: cannot read parquet ({err})") from None
+
+
 def read_events(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Reads events: the contract's events.parquet (a benchmark directory works too; its
     manifest's sample_rate is added as a column), or a strong-label table (.tsv/.txt tab
@@ -346,16 +363,9 @@ def read_events(path: str | os.PathLike[str]) -> pl.DataFrame:
     event_label) or AudioSet-Strong layout (segment_id, start_time_seconds, end_time_seconds,
     label), times in seconds. Strong-label tables come back as clip_id, label, onset_s, offset_s.
     """
-    path = Path(path)
-    if path.is_dir():
-        path = path / "events.parquet"
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
+    path = _input_file(path, "events.parquet")
     if path.suffix == ".parquet":
-        try:
-            frame = pl.read_parquet(path)
-        except Exception as err:  # polars raises several types for a corrupt file
-            raise UserError(f"{path}: cannot read parquet ({err})") from None
+        frame = _read_parquet(path)
         manifest = path.parent / "manifest.json"
         if "sample_rate" not in frame.columns and manifest.exists():
             try:
@@ -435,16 +445,9 @@ def _read_strong_labels(path: Path, separator: str) -> tuple[pl.DataFrame, list[
 def read_queries(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Reads queries with `query_id` + `logic` (a JSON string; in .jsonl an object is also
     accepted) from .parquet, .jsonl or .csv. A benchmark directory reads its queries.parquet."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "queries.parquet"
-    if not path.exists():
-        raise UserError(f"{path}: no such file")
+    path = _input_file(path, "queries.parquet")
     if path.suffix == ".parquet":
-        try:
-            frame = pl.read_parquet(path)
-        except Exception as err:
-            raise UserError(f"{path}: cannot read parquet ({err})") from None
+        frame = _read_parquet(path)
     elif path.suffix in (".jsonl", ".ndjson"):
         rows: list[dict[str, Any]] = []
         for line_no, row in iter_jsonl(path):
