@@ -51,14 +51,6 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(canonical_unit(x), dtype=np.float32)
 
 
-def canonical_scores(queries: np.ndarray, clips: np.ndarray) -> np.ndarray:
-    """Canonical scores of query rows against clip rows: [q, c], float64, fixed summation order."""
-    acc = np.zeros((queries.shape[0], clips.shape[0]), dtype=np.float64)
-    for j in range(queries.shape[1]):
-        acc += queries[:, j, None] * clips[None, :, j]
-    return acc
-
-
 def canonical_pair_scores(queries_t: np.ndarray, clips_t: np.ndarray, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
     """Canonical scores of the pairs (query query_rows[i], clip clip_rows[i]), from the unit
     vectors transposed (dims x rows, C-contiguous) so that each dimension's gather reads one row.
@@ -67,13 +59,6 @@ def canonical_pair_scores(queries_t: np.ndarray, clips_t: np.ndarray, query_rows
     for j in range(clips_t.shape[0]):
         acc += queries_t[j].take(query_rows) * clips_t[j].take(clip_rows)
     return acc
-
-
-def canonical_scores_at(queries: np.ndarray, clips: np.ndarray, ids: np.ndarray, clips_t: np.ndarray | None = None) -> np.ndarray:
-    """Canonical scores of each query row against its own clip indices `ids[row, :]`."""
-    clips_t = np.ascontiguousarray(clips.T) if clips_t is None else clips_t
-    rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
-    return canonical_pair_scores(np.ascontiguousarray(queries.T), clips_t, rows, ids.reshape(-1)).reshape(ids.shape)
 
 
 def score_tolerance(dim: int) -> float:
@@ -129,19 +114,28 @@ class EmbeddingRanker:
             raise UserError(
                 f"query vectors have dimension {query_vectors.shape[1]} but clip vectors {clip_vectors.shape[1]}"
             )
-        self.queries = canonical_unit(query_vectors)
-        self.clips = canonical_unit(clip_vectors)
-        self.clips_t = np.ascontiguousarray(self.clips.T)
-        self.queries_t = np.ascontiguousarray(self.queries.T)
-        self.queries32 = np.ascontiguousarray(self.queries, dtype=np.float32)
-        self.clips32 = np.ascontiguousarray(self.clips, dtype=np.float32)
-        self.tolerance = score_tolerance(self.clips.shape[1])
+        # float64 unit vectors are kept transposed only (dims x rows: each dimension's gather reads
+        # one row); the float32 rows serve FAISS and BLAS
+        queries, clips = canonical_unit(query_vectors), canonical_unit(clip_vectors)
+        self.queries32 = np.ascontiguousarray(queries, dtype=np.float32)
+        self.clips32 = np.ascontiguousarray(clips, dtype=np.float32)
+        self.queries_t = np.ascontiguousarray(queries.T)
+        self.clips_t = np.ascontiguousarray(clips.T)
+        del queries, clips
+        self.tolerance = score_tolerance(self.clips_t.shape[0])
         self.use_gpu = use_gpu
         self._index: FlatIndex | None = None
 
     @property
     def n_clips(self) -> int:
-        return self.clips.shape[0]
+        return self.clips_t.shape[1]
+
+    @property
+    def n_queries(self) -> int:
+        return self.queries_t.shape[1]
+
+    def _pairs(self, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
+        return canonical_pair_scores(self.queries_t, self.clips_t, query_rows, clip_rows)
 
     @property
     def index(self) -> FlatIndex:
@@ -151,8 +145,7 @@ class EmbeddingRanker:
 
     def pair_scores(self, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
         """Canonical score of query_rows[i] against clip_rows[i]."""
-        q = self.queries[np.asarray(query_rows, dtype=np.int64)]
-        return canonical_scores_at(q, self.clips, np.asarray(clip_rows, dtype=np.int64)[:, None], self.clips_t)[:, 0]
+        return self._pairs(np.asarray(query_rows, dtype=np.int64), np.asarray(clip_rows, dtype=np.int64))
 
     def _exact_head(self, row: int, approx: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The exact top k of one query from its complete approximate score row.
@@ -161,7 +154,7 @@ class EmbeddingRanker:
         score) - 2 x tolerance, so only those clips are scored canonically."""
         kth = np.partition(approx, approx.size - k)[approx.size - k]
         candidates = np.flatnonzero(approx >= kth - 2 * self.tolerance)
-        exact = canonical_scores_at(self.queries[row : row + 1], self.clips, candidates[None, :], self.clips_t)
+        exact = self._pairs(np.full(candidates.size, row, dtype=np.int64), candidates)[None, :]
         scores, ids = sort_ties(exact, candidates[None, :].astype(np.int64))
         return scores[0, :k], ids[0, :k]
 
@@ -173,19 +166,19 @@ class EmbeddingRanker:
         complete one."""
         n = self.n_clips
         k = n if depth is None else min(depth, n)
-        starts = range(0, self.queries.shape[0], batch_size)
+        starts = range(0, self.n_queries, batch_size)
         for start in tqdm(starts, desc="search", unit="batch", disable=not progress):
-            rows = np.arange(start, min(start + batch_size, self.queries.shape[0]))
+            rows = np.arange(start, min(start + batch_size, self.n_queries))
             wide = min(k + TIE_MARGIN, n)
             if wide == n:
-                exact = canonical_scores(self.queries[rows], self.clips)
-                ids = np.broadcast_to(np.arange(n, dtype=np.int64), exact.shape)
+                ids = np.broadcast_to(np.arange(n, dtype=np.int64), (rows.size, n))
+                exact = self._pairs(np.repeat(rows, n), ids.reshape(-1)).reshape(ids.shape)
                 scores, ids = sort_ties(exact, ids)
                 yield start, scores[:, :k], ids[:, :k]
                 continue
             approx, ids = self.index.search(self.queries32[rows], wide)
             ids = ids.astype(np.int64)
-            exact = canonical_pair_scores(self.queries_t, self.clips_t, np.repeat(rows, ids.shape[1]), ids.reshape(-1)).reshape(ids.shape)
+            exact = self._pairs(np.repeat(rows, ids.shape[1]), ids.reshape(-1)).reshape(ids.shape)
             scores, ids = sort_ties(exact, ids)
             # clips FAISS did not return score at most approx[:, -1] (approximately); when that is
             # not clearly below the k-th returned score, one of them may still belong to the head
@@ -214,7 +207,7 @@ class EmbeddingRanker:
         rows = np.asarray(rows, dtype=np.int64)
         rel = [np.asarray(r, dtype=np.int64) for r in relevant]
         lengths = np.array([len(r) for r in rel], dtype=np.int64)
-        rel_scores = canonical_pair_scores(self.queries_t, self.clips_t, np.repeat(rows, lengths), np.concatenate(rel) if rel else np.zeros(0, np.int64))
+        rel_scores = self._pairs(np.repeat(rows, lengths), np.concatenate(rel) if rel else np.zeros(0, np.int64))
         bests, best_index = np.empty(len(rows)), np.empty(len(rows), dtype=np.int64)
         offset = 0
         for i, r in enumerate(rel):
@@ -226,7 +219,7 @@ class EmbeddingRanker:
         above = (approx > bests[:, None] + self.tolerance).sum(axis=1)
         band_rows, band_clips = np.nonzero(np.abs(approx - bests[:, None]) <= self.tolerance)
         if band_rows.size:
-            exact = canonical_pair_scores(self.queries_t, self.clips_t, rows[band_rows], band_clips)
+            exact = self._pairs(rows[band_rows], band_clips)
             best = bests[band_rows]
             outranks = (exact > best) | ((exact == best) & (band_clips < best_index[band_rows]))
             above = above + np.bincount(band_rows[outranks], minlength=len(rows))
