@@ -100,7 +100,7 @@ def test_beir_folder(bench: Path) -> None:
     assert result.two_option_pairs.height == 0
 
 
-def test_faiss_ties_broken_by_clip_index() -> None:
+def test_ties_broken_by_clip_index() -> None:
     # exactly representable scores, so every BLAS kernel agrees on the ties
     clips = np.array([[0, 1], [1, 0], [0, 1], [1, 0], [0, 0], [1, 0]], dtype=np.float32)
     queries = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)
@@ -113,7 +113,7 @@ def test_faiss_ties_broken_by_clip_index() -> None:
     assert from_scores[0].tolist() == [1, 3, 0, 2]
 
 
-def test_faiss_batches_give_same_ranking_as_numpy() -> None:
+def test_batches_give_same_ranking_as_numpy() -> None:
     rng = np.random.default_rng(0)
     q, c = rng.standard_normal((37, 16)).astype(np.float32), rng.standard_normal((50, 16)).astype(np.float32)
     parts = list(rank_embeddings(q, c, batch_size=8))
@@ -186,28 +186,6 @@ def test_canonical_scores_do_not_depend_on_batching_or_corpus_order() -> None:
     head = np.concatenate([p[1] for p in a.rank(depth=100)])
     full = np.concatenate([p[1] for p in a.rank()])
     np.testing.assert_array_equal(head, full[:, :100])
-
-
-def test_gpu_copy_serves_shallow_searches_and_cpu_the_deep_ones() -> None:
-    """GPU k-selection stops at 2048: head searches go to the GPU copy, deeper ones to the CPU index."""
-    from reasonaudio.retrieval import index as index_mod
-
-    rng = np.random.default_rng(0)
-    clips = index_mod.l2_normalize(rng.normal(size=(3000, 8)).astype(np.float32))
-    flat = index_mod.FlatIndex(clips, use_gpu=False)
-    calls: list[int] = []
-
-    class RecordingGpu:
-        def search(self, q, k):
-            calls.append(k)
-            return flat.cpu.search(q, k)
-
-    flat.gpu = RecordingGpu()
-    q = clips[:4]
-    flat.search(q, 116)
-    flat.search(q, 3000)
-    assert calls == [116]
-    np.testing.assert_array_equal(flat.search(q, 10)[1], flat.cpu.search(q, 10)[1])
 
 
 def test_beir_export_of_a_benchmark_resolves_audio_against_the_benchmark_root(tmp_path: Path) -> None:

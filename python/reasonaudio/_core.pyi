@@ -4,7 +4,7 @@ Checked against the built module by `python -m mypy.stubtest reasonaudio._core` 
 classes of `reasonaudio.errors`, by kind (each also the builtin named in brackets): PlanError,
 LogicError/EventError/AnnotateError, MixError [ValueError], ColumnTypeError [TypeError],
 AudioWriteError [OSError], ResampleError, AtomError [ValueError]. Ctrl-C during procedural_atoms,
-plan_corpus, annotate_csr or render_corpus stops the call and raises KeyboardInterrupt.
+plan_corpus, annotate_csr render_corpus or canonical_rank stops the call and raises KeyboardInterrupt.
 """
 
 from os import PathLike as _PathLike
@@ -16,6 +16,8 @@ __version__: str
 __all__ = [
     "__version__",
     "annotate_csr",
+    "canonical_pair_scores",
+    "canonical_rank",
     "encode_audio",
     "finish_atom",
     "mix_clip",
@@ -27,6 +29,8 @@ __all__ = [
     "render_clip",
     "render_corpus",
     "resample",
+    "unit_norms",
+    "unit_rows_f32",
 ]
 
 # --- mix ---------------------------------------------------------------------------------------
@@ -106,6 +110,43 @@ def annotate_csr(
     ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
     Raises LogicError naming the query and constraint (malformed logic), EventError naming the event
     row (bad events)."""
+# --- rank ---
+# The canonical score of reasonaudio.retrieval.index: float64 unit vectors (norms from unit_norms),
+# products summed in dimension order with separate IEEE multiplies and adds. Rows are C-contiguous
+# float32; bad shapes or non-finite values raise ValueError.
+
+def unit_norms(x: _npt.NDArray[_np.float32]) -> _npt.NDArray[_np.float64]:
+    """Canonical norms of the rows: sqrt of the squares summed in dimension order."""
+
+def unit_rows_f32(x: _npt.NDArray[_np.float32], norms: _npt.NDArray[_np.float64]) -> _npt.NDArray[_np.float32]:
+    """The canonical unit rows rounded once to float32 (zero rows stay zero)."""
+
+def canonical_pair_scores(
+    queries: _npt.NDArray[_np.float32],
+    query_norms: _npt.NDArray[_np.float64],
+    clips: _npt.NDArray[_np.float32],
+    clip_norms: _npt.NDArray[_np.float64],
+    query_rows: _npt.NDArray[_np.int64],
+    clip_rows: _npt.NDArray[_np.int64],
+    threads: int = 0,
+) -> _npt.NDArray[_np.float64]:
+    """Canonical scores of the pairs (query_rows[i], clip_rows[i])."""
+
+def canonical_rank(
+    queries: _npt.NDArray[_np.float32],
+    query_norms: _npt.NDArray[_np.float64],
+    clips: _npt.NDArray[_np.float32],
+    clip_norms: _npt.NDArray[_np.float64],
+    k: int,
+    target_scores: _npt.NDArray[_np.float64] | None = None,
+    target_clips: _npt.NDArray[_np.int64] | None = None,
+    threads: int = 0,
+) -> tuple[_npt.NDArray[_np.float64], _npt.NDArray[_np.int64], _npt.NDArray[_np.int64]]:
+    """(scores [nq, k], clips [nq, k], outranking [nq]): each query's first k positions by
+    canonical score descending, then clip index ascending (k >= the corpus size: complete
+    rankings). With targets, outranking[i] counts the clips that outrank (target_scores[i],
+    target_clips[i]) in query i's complete ranking, else 0."""
+
 # --- resample ---
 
 def resample(x: _npt.NDArray[_np.float32], sr_in: int, sr_out: int) -> _npt.NDArray[_np.float32]:

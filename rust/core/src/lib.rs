@@ -10,6 +10,7 @@ pub mod cancel;
 pub mod logic;
 pub mod mix;
 pub mod plan;
+pub mod rank;
 pub mod resample;
 pub mod wav;
 

@@ -10,6 +10,7 @@ mod atoms;
 mod errors;
 mod mix;
 mod plan;
+mod rank;
 mod resample;
 
 #[pymodule]
@@ -21,5 +22,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     plan::register(m)?;
     resample::register(m)?;
     annotate::register(m)?;
+    rank::register(m)?;
     Ok(())
 }
