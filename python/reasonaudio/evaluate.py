@@ -110,7 +110,6 @@ def evaluate(
         _warn_degenerate(clip_vectors, f"{model.spec}: clip embeddings")
         # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
         ranker = EmbeddingRanker(query_vectors, clip_vectors)
-        batches = ranker.rank(depth=TOP_K, batch_size=batch_size, progress=progress)
     elif isinstance(model, ScoringModel):
         score_matrix = as_float32_matrix(model.score(queries, clips), f"{model.spec}: scores", len(queries.ids))
         if score_matrix.shape[1] != len(clips.ids):
@@ -120,6 +119,10 @@ def evaluate(
         raise TypeError(f"{type(model).__name__} is neither an EmbeddingModel nor a ScoringModel")
 
     relevant = _relevance(benchmark, queries.ids, clips.ids)
+    if ranker is not None:
+        # the pass that ranks the head also counts, per query, the clips outranking its first
+        # relevant one: its exact rank in the complete ranking, however deep
+        batches = ranker.rank(depth=TOP_K, batch_size=batch_size, progress=progress, relevant=relevant)
     n_relevant = np.array([len(r) for r in relevant], dtype=np.int64)
     n_clips = len(clips.ids)
     per_query_parts: list[dict[str, np.ndarray]] = []
@@ -127,7 +130,7 @@ def evaluate(
     ranking_parts = []
     top = min(TOP_K, n_clips)
     clip_ids_arr = np.asarray(clips.ids, dtype=object)
-    for start, scores, ranking in batches:
+    for start, scores, ranking, *located in batches:
         b = ranking.shape[0]
         rel_block = np.zeros((b, n_clips), dtype=bool)
         for i in range(b):
@@ -137,12 +140,9 @@ def evaluate(
         # by counting the clips that outrank it under the same scores.
         first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
         deep = np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0))
-        # one BLAS product for the batch's deep rows: the filter each canonical deep rank starts from
-        approx = ranker.approximate_rows(start + deep) if ranker is not None and deep.size else None
-        if ranker is not None and deep.size:
-            ranks = ranker.deep_ranks(start + deep, [relevant[start + int(i)] for i in deep], approx)
-            first[deep] = np.maximum(ranks, ranking.shape[1])
-        for i in deep if ranker is None else ():
+        if located:
+            first[deep] = np.maximum(located[0][deep], ranking.shape[1])
+        for i in deep if not located else ():
             row = start + int(i)
             first[i] = max(deep_rank(score_matrix[row], relevant[row]), ranking.shape[1])
         per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b], first))
