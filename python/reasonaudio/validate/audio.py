@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -28,9 +32,125 @@ def _background_recorded(manifest: dict | None) -> bool:
     return False
 
 
-def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible_dbfs: float, show_progress: bool = False) -> None:
+# One file's checks run on a worker thread: soundfile (libsndfile through cffi) and numpy's
+# reductions release the GIL, so reading and checking spread over the cores without the start-up
+# and copying costs of worker processes. At most WINDOW_PER_WORKER files per worker are in flight
+# (each holds one file's samples), so memory stays bounded whatever the corpus size; results are
+# recorded in clip order, so the report is the same for any number of workers.
+WINDOW_PER_WORKER = 2
+
+
+def _workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _gaps(spans: list[tuple[str, int, int]], n: int) -> list[tuple[int, int]]:
+    """The stretches of [0, n) outside every span."""
+    out, at = [], 0
+    for _, a, b in sorted(spans, key=lambda s: s[1]):
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+    if at < n:
+        out.append((at, n))
+    return out
+
+
+def _file_findings(
+    path: Path,
+    where: str,
+    duration_s: float,
+    sr: int,
+    spans_of: list[tuple[str, int, int]],
+    check_background: bool,
+    audible_amp: float,
+    audible_dbfs: float,
+    window: int,
+) -> tuple[bool, list[tuple[str, str]]]:
+    """(readable, [(check, example)]) of one file, in the order the checks are reported."""
     import soundfile as sf
 
+    found: list[tuple[str, str]] = []
+    try:
+        with sf.SoundFile(path) as fh:
+            channels, rate, frames, subtype = fh.channels, fh.samplerate, fh.frames, fh.subtype
+            data = fh.read(dtype="float32", always_2d=True)
+    except (OSError, RuntimeError, sf.LibsndfileError) as err:
+        return False, [("audio.readable", f"{where}: not readable ({str(err)[:120]})")]
+    expected = int(round(duration_s * sr))
+    problems = []
+    if channels != 1:
+        problems.append(f"{channels} channels (expected mono)")
+    if rate != sr:
+        problems.append(f"sample rate {rate} Hz (manifest says {sr})")
+    if abs(frames - expected) > 1:
+        problems.append(f"{frames} samples, expected {expected} (= {duration_s:g} s x {sr} Hz)")
+    if problems:
+        found.append(("audio.readable", f"{where}: " + "; ".join(problems)))
+    x = np.ascontiguousarray(data[:, 0]) if channels != 1 else data.reshape(-1)
+
+    # two reductions stand for the finiteness and range scans: max/min are NaN or infinite
+    # exactly when a sample is, and max |x| = max(max, -min)
+    hi, lo = (float(x.max()), float(x.min())) if x.size else (0.0, 0.0)
+    if not (math.isfinite(hi) and math.isfinite(lo)):
+        bad = ~np.isfinite(x)
+        found.append(("audio.range", f"{where}: {int(bad.sum())} non-finite sample(s), first at {int(np.flatnonzero(bad)[0]) / sr:.3f} s"))
+        x = np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+        hi, lo = (float(x.max()), float(x.min())) if x.size else (0.0, 0.0)
+    if max(hi, -lo) > 1.0:
+        magnitude = np.abs(x)
+        over = np.flatnonzero(magnitude > 1.0)
+        found.append((
+            "audio.range",
+            f"{where}: {over.size} sample(s) outside [-1, 1] ({subtype}), first at {over[0] / sr:.3f} s = {x[over[0]]:.4f}",
+        ))
+
+    if not spans_of:
+        return True, found
+    spans = [(label, int(min(max(on, 0), x.size)), int(min(max(off, 0), x.size))) for label, on, off in spans_of]
+    if check_background:
+        gaps = _gaps(spans, x.size)
+        # loud outside every event <=> some gap's max or -min passes the threshold (compared as
+        # float32 numpy scalars, exactly like the float32 array against the Python float)
+        if any(x[a:b].max() > SILENCE_ABS or x[a:b].min() < -SILENCE_ABS for a, b in gaps):
+            outside = np.concatenate([np.abs(x[a:b]) for a, b in gaps])
+            positions = np.concatenate([np.arange(a, b) for a, b in gaps])
+            loud = outside > SILENCE_ABS
+            found.append((
+                "audio.background",
+                f"{where}: {int(loud.sum())} sample(s) above {SILENCE_ABS:g} outside every event, "
+                f"first at {int(positions[np.flatnonzero(loud)[0]]) / sr:.3f} s, peak {float(outside.max()):.4f}",
+            ))
+    for label, a, b in spans:
+        piece = x[a:b]
+        segment = piece * piece
+        if segment.size == 0:
+            loudest = 0.0
+        elif segment.size <= window:
+            loudest = float(np.sqrt(segment.mean(dtype=np.float64)))
+        else:
+            frames_of = segment[: segment.size // window * window].reshape(-1, window)
+            loudest = float(np.sqrt(frames_of.mean(axis=1, dtype=np.float64).max()))
+        if loudest < audible_amp:
+            level = 20 * math.log10(loudest) if loudest > 0 else -math.inf
+            found.append((
+                "audio.audible",
+                f"{where}: {label} [{a / sr:.3f}-{b / sr:.3f} s] peaks at {level:.1f} dBFS RMS (50 ms), below {audible_dbfs:g} dBFS",
+            ))
+    return True, found
+
+
+def _check_audio(
+    t: Tables,
+    rec: _Recorder,
+    max_audio_files: int | None,
+    audible_dbfs: float,
+    show_progress: bool = False,
+    workers: int | None = None,
+) -> None:
     names = ("audio.readable", "audio.range", "audio.background", "audio.audible")
     for n in names:
         rec.get(n)
@@ -54,79 +174,41 @@ def _check_audio(t: Tables, rec: _Recorder, max_audio_files: int | None, audible
     ).sort("clip_id", "onset_sample")
     ev_clip = events["clip_id"].to_numpy()
     ev_label = events["label"].to_list()
-    ev_on, ev_off = events["onset_sample"].to_numpy(), events["offset_sample"].to_numpy()
+    ev_on, ev_off = events["onset_sample"].to_list(), events["offset_sample"].to_list()
 
-    n_checked = 0
     from tqdm.auto import tqdm
 
     rows = clips.select("clip_id", "path", "duration_s")
-    for clip_id, rel_path, duration_s in tqdm(rows.iter_rows(), total=rows.height, desc="audio", unit="clip", disable=not show_progress, leave=False):
-        path = t.root / rel_path
-        where = f"clip {clip_id} ({rel_path})"
-        try:
-            with sf.SoundFile(path) as fh:
-                channels, rate, frames, subtype = fh.channels, fh.samplerate, fh.frames, fh.subtype
-                data = fh.read(dtype="float32", always_2d=True)
-        except (OSError, RuntimeError, sf.LibsndfileError) as err:
-            rec.violation("audio.readable", f"{where}: not readable ({str(err)[:120]})")
-            continue
-        n_checked += 1
-        expected = int(round(duration_s * sr))
-        problems = []
-        if channels != 1:
-            problems.append(f"{channels} channels (expected mono)")
-        if rate != sr:
-            problems.append(f"sample rate {rate} Hz (manifest says {sr})")
-        if abs(frames - expected) > 1:
-            problems.append(f"{frames} samples, expected {expected} (= {duration_s:g} s x {sr} Hz)")
-        if problems:
-            rec.violation("audio.readable", f"{where}: " + "; ".join(problems))
-        x = data[:, 0]
+    ids = rows["clip_id"].to_numpy()
+    lo_all, hi_all = np.searchsorted(ev_clip, ids, "left"), np.searchsorted(ev_clip, ids, "right")
 
-        if not np.isfinite(x).all():
-            bad = ~np.isfinite(x)
-            rec.violation("audio.range", f"{where}: {int(bad.sum())} non-finite sample(s), first at {int(np.flatnonzero(bad)[0]) / sr:.3f} s")
-            x = np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
-        magnitude = np.abs(x)
-        if magnitude.size and magnitude.max() > 1.0:
-            over = np.flatnonzero(magnitude > 1.0)
-            rec.violation(
-                "audio.range",
-                f"{where}: {over.size} sample(s) outside [-1, 1] ({subtype}), first at {over[0] / sr:.3f} s = {x[over[0]]:.4f}",
-            )
+    def job(i: int, clip_id, rel_path, duration_s):
+        lo, hi = int(lo_all[i]), int(hi_all[i])
+        spans_of = [(ev_label[j], ev_on[j], ev_off[j]) for j in range(lo, hi)]
+        return _file_findings(
+            t.root / rel_path, f"clip {clip_id} ({rel_path})", duration_s, sr, spans_of, check_background, audible_amp, audible_dbfs, window
+        )
 
-        lo, hi = np.searchsorted(ev_clip, clip_id, "left"), np.searchsorted(ev_clip, clip_id, "right")
-        if lo == hi:
-            continue
-        spans = [(ev_label[i], int(min(max(ev_on[i], 0), x.size)), int(min(max(ev_off[i], 0), x.size))) for i in range(lo, hi)]
-        if check_background:
-            loud = magnitude > SILENCE_ABS
-            for _, a, b in spans:
-                loud[a:b] = False
-            if loud.any():
-                outside = np.ones(x.size, dtype=bool)
-                for _, a, b in spans:
-                    outside[a:b] = False
-                rec.violation(
-                    "audio.background",
-                    f"{where}: {int(loud.sum())} sample(s) above {SILENCE_ABS:g} outside every event, "
-                    f"first at {int(np.flatnonzero(loud)[0]) / sr:.3f} s, peak {float(magnitude[outside].max()):.4f}",
-                )
-        power = x * x
-        for label, a, b in spans:
-            segment = power[a:b]
-            if segment.size == 0:
-                loudest = 0.0
-            elif segment.size <= window:
-                loudest = float(np.sqrt(segment.mean(dtype=np.float64)))
-            else:
-                frames_of = segment[: segment.size // window * window].reshape(-1, window)
-                loudest = float(np.sqrt(frames_of.mean(axis=1, dtype=np.float64).max()))
-            if loudest < audible_amp:
-                level = 20 * math.log10(loudest) if loudest > 0 else -math.inf
-                rec.violation(
-                    "audio.audible",
-                    f"{where}: {label} [{a / sr:.3f}-{b / sr:.3f} s] peaks at {level:.1f} dBFS RMS (50 ms), below {audible_dbfs:g} dBFS",
-                )
+    n_workers = workers or _workers()
+    n_checked = 0
+    bar = tqdm(total=rows.height, desc="audio", unit="clip", disable=not show_progress, leave=False)
+    with ThreadPoolExecutor(max_workers=n_workers) as pool:
+        pending: deque[Future] = deque()
+
+        def record(future: Future) -> None:
+            nonlocal n_checked
+            readable, found = future.result()
+            n_checked += readable
+            for name, example in found:
+                rec.violation(name, example)
+            bar.update(1)
+
+        for i, (clip_id, rel_path, duration_s) in enumerate(rows.iter_rows()):
+            if len(pending) >= WINDOW_PER_WORKER * n_workers:
+                record(pending.popleft())
+            pending.append(pool.submit(job, i, clip_id, rel_path, duration_s))
+        while pending:
+            record(pending.popleft())
+    bar.close()
     rec.note("audio.readable", f"{n_checked} file(s) read")
     rec.get("audio.audible").description = f"inside every event the loudest 50 ms reaches {audible_dbfs:g} dBFS RMS (§3.6)"

@@ -41,13 +41,13 @@ def _read_jsonl(path: Path, rec: _Recorder, check: str) -> list[dict] | None:
 
 
 def _names_file(row: dict, clip_path: str, beir_dir: Path, root: Path) -> bool:
+    values = [v for k, v in row.items() if k not in ("_id", "_line") and isinstance(v, str)]
+    # the usual row names the clip's own path: no file-system lookups (resolve() costs more than
+    # reading the row)
+    if clip_path in values:
+        return True
     target = (root / clip_path).resolve()
-    for key, value in row.items():
-        if key in ("_id", "_line") or not isinstance(value, str):
-            continue
-        if value == clip_path or (root / value).resolve() == target or (beir_dir / value).resolve() == target:
-            return True
-    return False
+    return any((root / value).resolve() == target or (beir_dir / value).resolve() == target for value in values)
 
 
 def _check_beir(t: Tables, rec: _Recorder) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -304,18 +306,39 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
         rec.note(name, f"counts not checked (unknown meaning): {', '.join(unchecked)}")
 
 
-def _check_hashes(t: Tables, rec: _Recorder) -> None:
+def _start_hashes(t: Tables, rec: _Recorder) -> Callable[[], None]:
+    """Starts the hash checks; the returned call finishes them and records what they found.
+
+    The atom bank's hash needs the library synthesised again (about a second of one core for the
+    procedural one, in Rust with the GIL released): it runs on a thread of its own while the other
+    checks go on, and is waited for only when the findings are recorded."""
     name = "layout.hashes"
     rec.get(name)
     hashes = (t.manifest or {}).get("hashes")
     if not isinstance(hashes, dict):
         rec.skip(name, "manifest has no hashes object")
-        return
+        return lambda: None
+    atoms: Future | None = None
+    pool: ThreadPoolExecutor | None = None
+    if "atoms_audio" in hashes:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="atoms-hash")
+        atoms = pool.submit(_atoms_audio_problem, t, hashes["atoms_audio"])
+        pool.shutdown(wait=False)
+
+    def finish() -> None:
+        _record_hashes(t, rec, hashes, atoms)
+
+    return finish
+
+
+def _record_hashes(t: Tables, rec: _Recorder, hashes: dict, atoms: Future | None) -> None:
+    name = "layout.hashes"
     unknown: list[str] = []
     verified = 0
     for key, value in hashes.items():
         if key == "atoms_audio":
-            problem = _atoms_audio_problem(t, value)
+            assert atoms is not None
+            problem = atoms.result()
             if problem is None:
                 verified += 1
             elif problem.startswith("unverifiable"):
