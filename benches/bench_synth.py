@@ -1,15 +1,22 @@
-"""Throughput of clip synthesis: the Rust engine against a plain numpy mixer and the raw-write floor.
+"""Throughput of clip synthesis: the Rust engine against its write floor, a plain numpy mixer and
+(when given a Scaper environment) Scaper, all measured in the same run.
 
-    python benches/bench_synth.py [--clips N] [--out DIR]
+    python benches/bench_synth.py [--clips N] [--rounds R] [--scaper-python PATH] [--scaper-clips M]
 
 One run builds a synthetic atom bank (200 atoms of 0.5-4 s) and a plan of 10-s clips at 16 kHz with
-2-8 events each (looped, trimmed and native events, overlapping at random), then times:
-  * rust, 1 thread    render_corpus(..., threads=1): mix + limit + 16-bit WAV write per clip
-  * rust, all cores   the same with threads=0
+2-8 events each (looped, trimmed and native events, overlapping at random), then times, interleaved
+round by round (A B C ... A B C ...), min and median over the rounds:
+  * write floor       writing the same bytes per file (tmp + rename), no synthesis at all, 1 thread
+  * rust, 1 thread    render_corpus(..., threads=1): mix + limit + 16-bit WAV encode + write
+  * rust, 2 threads   the same with threads=2 (must not be slower than 1 thread)
   * numpy + soundfile the same plan semantics in numpy, written with soundfile (PCM_16)
-  * raw write floor   writing the same bytes per file (tmp + rename), no synthesis at all
-and prints clips/s, samples/s, ms per clip per core and ratios. Goal: <= 2 ms per 10-s clip per core
-including the WAV write (Scaper was measured at 144 ms per clip).
+  * Scaper            only with --scaper-python (a python with scaper installed): the same events
+                      per clip (same atoms as files, onsets, durations, gains as SNR against a
+                      fixed reference), 16-bit WAV, timed inside that python around generate()
+and a one-thread profile of the rust path split into mix + limit (render_clip), encode
+(encode_audio) and the write floor. Ratios: rust(1 thread) / write floor (goal <= 1.5),
+rust(2 threads) / rust(1 thread), numpy / rust, Scaper / rust. The load average is printed with
+every set of figures.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -144,11 +152,91 @@ def timed(fn) -> float:
     return time.perf_counter() - t0
 
 
+SCAPER_SCRIPT = r"""
+import json, sys, time, warnings
+import scaper
+
+spec = json.load(open(sys.argv[1]))
+warnings.filterwarnings("ignore")
+
+
+def clip(i, out):
+    sc = scaper.Scaper(spec["clip_s"], spec["fg"], spec["bg"], random_state=0)
+    sc.sr = spec["sr"]
+    sc.ref_db = spec["ref_db"]
+    sc.n_channels = 1
+    for label, source, onset_s, duration_s, snr in spec["clips"][i]:
+        sc.add_event(label=("const", label), source_file=("const", source), source_time=("const", 0.0),
+                     event_time=("const", onset_s), event_duration=("const", duration_s), snr=("const", snr),
+                     pitch_shift=None, time_stretch=None)
+    sc.generate(f"{out}/s{i:05d}.wav", f"{out}/s{i:05d}.jams", disable_sox_warnings=True, no_audio=False,
+                fix_clipping=True, peak_normalization=False, quick_pitch_time=True, save_isolated_events=False)
+
+
+clip(0, spec["out"])  # warm-up: imports, caches
+t = time.perf_counter()
+for i in range(len(spec["clips"])):
+    clip(i, spec["out"])
+print(json.dumps({"seconds": time.perf_counter() - t, "clips": len(spec["clips"]), "version": scaper.__version__}))
+"""
+
+
+def scaper_setup(root: Path, audio: np.ndarray, offsets: np.ndarray, plan: dict[str, np.ndarray], n_clips: int) -> Path:
+    """Atoms as files in Scaper's foreground layout (one label folder per atom), and the first
+    n_clips clips' events: same atom, onset and duration (Scaper does not loop a source, so an
+    event longer than its atom plays the atom once), gain as SNR in dB against ref_db."""
+    import json
+
+    fg, bg = root / "fg", root / "bg"
+    (bg / "none").mkdir(parents=True)
+    sources = []
+    for a in range(len(offsets) - 1):
+        folder = fg / f"atom{a:03d}"
+        folder.mkdir(parents=True)
+        path = folder / f"atom{a:03d}.wav"
+        sf.write(path, audio[offsets[a]:offsets[a + 1]], SR, subtype="PCM_16")
+        sources.append(str(path))
+    sf.write(bg / "none" / "silence.wav", np.zeros(SR, np.float32), SR, subtype="PCM_16")
+    clips = []
+    for c in range(n_clips):
+        s = plan["ev_clip"] == c
+        events = []
+        for a, o, n, g in zip(plan["ev_atom"][s], plan["ev_onset"][s], plan["ev_length"][s], plan["ev_gain_db"][s]):
+            atom_s = (int(offsets[a + 1]) - int(offsets[a])) / SR
+            events.append((f"atom{int(a):03d}", sources[int(a)], int(o) / SR, min(int(n) / SR, atom_s), float(g)))
+        clips.append(events)
+    out = root / "out"
+    out.mkdir()
+    spec = root / "spec.json"
+    spec.write_text(json.dumps({"clip_s": CLIP_S, "sr": SR, "ref_db": -20, "fg": str(fg), "bg": str(bg),
+                                "out": str(out), "clips": clips}))
+    (root / "run_scaper.py").write_text(SCAPER_SCRIPT)
+    return spec
+
+
+def run_scaper(python: str, spec: Path) -> tuple[float, int, str]:
+    import json
+    import subprocess
+
+    done = subprocess.run([python, str(spec.parent / "run_scaper.py"), str(spec)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"--scaper-python {python}: the Scaper run failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return result["seconds"], result["clips"], result["version"]
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clips", type=int, default=500, help="number of 10-s clips (default 500)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--numpy-clips", type=int, default=None,
-                    help="clips for the slower numpy baseline (default: min(clips, 200))")
+                    help="clips for the slower numpy baseline (default: min(clips, 100))")
+    ap.add_argument("--scaper-python", default=None, help="a python with scaper installed: adds the Scaper comparison")
+    ap.add_argument("--scaper-clips", type=int, default=30, help="clips Scaper renders per round (default 30)")
     ap.add_argument("--out", type=Path, default=None, help="scratch directory (default: a temp dir)")
     args = ap.parse_args()
 
@@ -156,14 +244,16 @@ def main() -> None:
     audio, offsets = synthetic_bank(rng)
     plan = synthetic_plan(rng, args.clips, len(offsets) - 1)
     clip_len = CLIP_S * SR
-    n_np = min(args.clips, args.numpy_clips or 200)
+    n_np = min(args.clips, args.numpy_clips or 100)
+    n_sc = min(args.clips, args.scaper_clips)
 
     root = Path(tempfile.mkdtemp(prefix="bench_synth_", dir=args.out))
     try:
-        dirs = {name: root / name for name in ("rust1", "rustN", "numpy", "raw")}
+        dirs = {name: root / name for name in ("rust1", "rust2", "numpy", "raw")}
         for d in dirs.values():
             d.mkdir()
         paths = {name: [str(d / f"clip{i:06d}.wav") for i in range(args.clips)] for name, d in dirs.items()}
+        spec = scaper_setup(root / "scaper", audio, offsets, plan, n_sc) if args.scaper_python else None
 
         def rust(threads: int, name: str) -> None:
             _core.render_corpus(audio, offsets, **plan, paths=paths[name], sample_rate=SR, format="wav16",
@@ -171,16 +261,48 @@ def main() -> None:
 
         # Warm the allocator and file system on two clips so the first timed run is not penalised.
         _core.render_corpus(audio, offsets, **head(plan, 2), paths=paths["rust1"][:2], sample_rate=SR)
-
-        t_rust1 = timed(lambda: rust(1, "rust1"))
-        t_rustN = timed(lambda: rust(0, "rustN"))
-        np_plan = head(plan, n_np)
-        t_np = timed(lambda: np_render_corpus(audio, offsets, np_plan, paths["numpy"][:n_np]))
         file_bytes = os.path.getsize(paths["rust1"][0])
-        t_raw = timed(lambda: raw_write(paths["raw"], file_bytes))
+        np_plan = head(plan, n_np)
+        bounds = np.searchsorted(plan["ev_clip"], np.arange(args.clips + 1))
+        clip_events = [{k: plan[k][bounds[c]:bounds[c + 1]] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db")}
+                       for c in range(args.clips)]
+        rendered: list[np.ndarray] = []
+
+        def mix_only() -> None:
+            rendered.clear()
+            for ev in clip_events:
+                rendered.append(_core.render_clip(audio, offsets, **ev, clip_length=clip_len, sample_rate=SR,
+                                                  fade_ms=FADE_MS, crossfade_ms=CROSSFADE_MS, ceiling=CEILING))
+
+        def encode_only() -> None:
+            for x in rendered:
+                _core.encode_audio(x, SR, "wav16")
+
+        # per clip: (name, clips per run, fn); each round runs every case once, in this order
+        cases = [
+            ("write floor (same bytes, 1 thread)", args.clips, lambda: raw_write(paths["raw"], file_bytes)),
+            ("rust, 1 thread", args.clips, lambda: rust(1, "rust1")),
+            ("rust, 2 threads", args.clips, lambda: rust(2, "rust2")),
+            ("  profile: mix + limit (render_clip)", args.clips, mix_only),
+            ("  profile: 16-bit WAV encode", args.clips, encode_only),
+            ("numpy + soundfile", n_np, lambda: np_render_corpus(audio, offsets, np_plan, paths["numpy"][:n_np])),
+        ]
+        times: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        sc_times: list[float] = []
+        sc_version = ""
+        print(f"job: {args.clips} clips x {CLIP_S} s at {SR} Hz, {len(plan['ev_clip'])} events "
+              f"({len(plan['ev_clip']) / args.clips:.1f}/clip), 200 atoms, wav16 ({file_bytes} bytes/clip); "
+              f"{os.cpu_count()} CPUs; {args.rounds} rounds interleaved; {load()}")
+        for _ in range(args.rounds):
+            for name, n, fn in cases:
+                times[name].append(timed(fn) / n)
+            if spec is not None:
+                seconds, n, sc_version = run_scaper(args.scaper_python, spec)
+                sc_times.append(seconds / n)
+        after = load()
 
         identical = all(Path(a).read_bytes() == Path(b).read_bytes()
-                        for a, b in zip(paths["rust1"], paths["rustN"]))
+                        for a, b in zip(paths["rust1"], paths["rust2"]))
         # The baseline must compute the same mix, or the comparison means nothing.
         s = plan["ev_clip"] == 0
         ref = _core.render_clip(audio, offsets, plan["ev_atom"][s], plan["ev_onset"][s], plan["ev_length"][s],
@@ -191,29 +313,30 @@ def main() -> None:
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
-    cores = os.cpu_count() or 1
-    rows = [
-        ("rust, 1 thread", args.clips, t_rust1, 1),
-        (f"rust, all cores ({cores})", args.clips, t_rustN, cores),
-        ("numpy + soundfile", n_np, t_np, 1),
-        ("raw write floor", args.clips, t_raw, 1),
-    ]
-    print(f"job: {args.clips} clips x {CLIP_S} s at {SR} Hz, {len(plan['ev_clip'])} events "
-          f"({len(plan['ev_clip']) / args.clips:.1f}/clip), 200 atoms, wav16 ({file_bytes} bytes/clip)")
-    print(f"{'engine':<24}{'clips':>7}{'seconds':>10}{'clips/s':>10}{'Msamples/s':>12}{'ms/clip/core':>14}")
-    for name, n, t, used_cores in rows:
-        print(f"{name:<24}{n:>7}{t:>10.3f}{n / t:>10.1f}{n * clip_len / t / 1e6:>12.1f}"
-              f"{1000 * t * used_cores / n:>14.3f}")
-    per_clip = {name: t / n for name, n, t, _ in rows}
-    r1 = per_clip["rust, 1 thread"]
-    print(f"ratios: numpy / rust(1 thread) = {per_clip['numpy + soundfile'] / r1:.1f}x; "
-          f"rust(1 thread) / raw floor = {r1 / per_clip['raw write floor']:.2f}x; "
-          f"rust(1) / rust(all) = {r1 / per_clip[rows[1][0]]:.2f}x; "
-          f"Scaper 144 ms / rust(1 thread) = {0.144 / r1:.0f}x")
-    print(f"goal <= 2 ms per 10-s clip per core incl. WAV write: {1000 * r1:.3f} ms "
-          f"-> {'met' if r1 <= 0.002 else 'NOT met'}")
-    print(f"checks: threads=1 vs all cores byte-identical: {identical}; "
-          f"numpy baseline vs rust mix max |diff| = {max_diff:.2e}")
+    if sc_times:
+        times[f"Scaper {sc_version} ({n_sc} clips)"] = sc_times
+    print(f"{'per clip':<40}{'min ms':>10}{'median ms':>11}")
+    for name, ts in times.items():
+        print(f"{name:<40}{1000 * min(ts):>10.3f}{1000 * statistics.median(ts):>11.3f}")
+    print(f"after: {after}")
+
+    def ratio(a: str, b: str) -> str:
+        ta, tb = times[a], times[b]
+        return f"min {min(ta) / min(tb):.2f}x, median {statistics.median(ta) / statistics.median(tb):.2f}x"
+
+    floor, r1, r2 = "write floor (same bytes, 1 thread)", "rust, 1 thread", "rust, 2 threads"
+    print(f"rust(1 thread) / write floor:   {ratio(r1, floor)}  (goal <= 1.5x)")
+    print(f"rust(2 threads) / rust(1 thread): {ratio(r2, r1)}  (per clip; <= 1 means 2 threads are not slower)")
+    print(f"numpy + soundfile / rust(1 thread): {ratio('numpy + soundfile', r1)}")
+    if sc_times:
+        print(f"Scaper / rust(1 thread): {ratio(f'Scaper {sc_version} ({n_sc} clips)', r1)}  (same events per clip, 16-bit WAV)")
+    else:
+        print("Scaper: not run (give --scaper-python PATH, a python with scaper installed)")
+    mix, enc, w = (statistics.median(times[k]) for k in ("  profile: mix + limit (render_clip)", "  profile: 16-bit WAV encode", floor))
+    total = statistics.median(times[r1])
+    print(f"where rust(1 thread) goes (medians): mix + limit {1000 * mix:.3f} ms, encode {1000 * enc:.3f} ms, "
+          f"write {1000 * w:.3f} ms; sum {1000 * (mix + enc + w):.3f} ms vs {1000 * total:.3f} ms measured")
+    print(f"checks: 1 vs 2 threads byte-identical: {identical}; numpy baseline vs rust mix max |diff| = {max_diff:.2e}")
 
 
 if __name__ == "__main__":
