@@ -481,6 +481,8 @@ pub fn rank_with(
 }
 
 #[cfg(test)]
+// index loops spell out the reference computation
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
