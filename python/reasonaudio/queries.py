@@ -6,7 +6,7 @@ is parsed back (`parse_query`) during generation so that the text and the logic 
 the atom library at hand.
 
 Labels are drawn from real clips ("anchors"): the anchor satisfies the logic, so every query has a
-positive. Hard negatives are found or planned later (`reasonaudio.pipeline`).
+positive. Hard negatives are found or planned later (`reasonaudio.builder`).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _claim_file(out: Path, inputs: list[Path], force: bool) -> None:
-    from reasonaudio.outputs import check_not_an_input
+    from reasonaudio.io.outputs import check_not_an_input
 
     check_not_an_input(out, inputs)
     if out.exists() and not force:
@@ -151,7 +151,7 @@ def _score(args: argparse.Namespace) -> int:
         raise UserError(f"give one --outputs file per set: {len(args.dirs)} set(s), {len(args.outputs)} file(s)")
     from reasonaudio.compose.io import read_jsonl
     from reasonaudio.compose.prompts import LAYERS
-    from reasonaudio.outputs import output_directory
+    from reasonaudio.io.outputs import output_directory
 
     with output_directory(args.out, "compose results", inputs=[*args.dirs, *args.outputs], force=args.force) as tmp:
         for outputs in args.outputs:

@@ -43,9 +43,9 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
-    from reasonaudio.evaluate import evaluate
-    from reasonaudio.outputs import output_directory
-    from reasonaudio.report import RESULTS_KIND, write_results_into
+    from reasonaudio.evaluation.run import evaluate
+    from reasonaudio.io.outputs import output_directory
+    from reasonaudio.evaluation.report import RESULTS_KIND, write_results_into
     from reasonaudio.retrieval import load_any_benchmark
     from reasonaudio.retrieval.base import ModelOptions, load_model
 

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from reasonaudio.dataset import iter_jsonl
+from reasonaudio.io.benchmark import iter_jsonl
 from reasonaudio.errors import UserError
 
 

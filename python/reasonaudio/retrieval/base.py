@@ -65,7 +65,7 @@ import numpy as np
 from reasonaudio.errors import UserError
 
 if TYPE_CHECKING:
-    from reasonaudio.dataset import Benchmark
+    from reasonaudio.io.benchmark import Benchmark
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class QuerySet:
 @dataclass(frozen=True)
 class ClipSet:
     ids: list[str]
-    # files, or for audio embedded in a Hub dataset `reasonaudio.hub.EmbeddedAudio` references
+    # files, or for audio embedded in a Hub dataset `reasonaudio.io.hub.EmbeddedAudio` references
     # (os.PathLike) that `adapters.audio.load_mono` decodes when a batch reaches them
     paths: list[Path]
 

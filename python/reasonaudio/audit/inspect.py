@@ -3,7 +3,7 @@
 Text: `describe(path, id)`. Figures: `plot(path, id, png)` draws a clip's spectrogram over its event
 timeline, or a query's two-option pair side by side. Works from the on-disk layout (contract §4) only.
 
-(The module is `reasonaudio.inspect`; inside the package it never shadows the standard library's
+(The module is `reasonaudio.audit.inspect`; inside the package it never shadows the standard library's
 `inspect`, which absolute imports still resolve.)
 """
 
