@@ -1,4 +1,5 @@
-"""Text-to-audio retrieval: model adapters (`base`, `adapters/`) and exhaustive FAISS ranking (`index`)."""
+"""Text-to-audio retrieval: the model protocol (`base`), the model registry (`registry`, `spec`), the adapters
+(`adapters/`) and exhaustive FAISS ranking (`index`)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from reasonaudio.retrieval.base import (
     RetrievalModel,
     ScoringModel,
     load_model,
-    model_names,
     parse_spec,
 )
+from reasonaudio.retrieval.registry import ModelMeta, model_names
 
 __all__ = [
     "ClipSet",
     "EmbeddingModel",
+    "ModelMeta",
     "ModelOptions",
     "QuerySet",
     "RetrievalModel",
