@@ -1,5 +1,6 @@
-"""Text-to-audio retrieval: model adapters (`base`, `adapters/`) and exhaustive ranking (`index`).
-`load_any_benchmark` lives in `reasonaudio.io` (re-exported here for existing callers)."""
+"""Text-to-audio retrieval: the model protocol (`base`), the model registry (`registry`, `spec`), the adapters
+(`adapters/`) and exhaustive ranking (`index`). `load_any_benchmark` lives in `reasonaudio.io` (re-exported
+here for existing callers)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ from reasonaudio.retrieval.base import (
     RetrievalModel,
     ScoringModel,
     load_model,
-    model_names,
     parse_spec,
 )
+from reasonaudio.retrieval.registry import ModelMeta, model_names
 
 __all__ = [
     "ClipSet",
     "EmbeddingModel",
+    "ModelMeta",
     "ModelOptions",
     "QuerySet",
     "RetrievalModel",
