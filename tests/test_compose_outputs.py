@@ -192,3 +192,38 @@ def test_inspect_png_follows_the_umask(tmp_path: Path) -> None:
         assert main(["inspect", str(bench), "mix_0000", "--png", str(tmp_path / "q.png")]) == 0
     assert _mode(tmp_path / "q.png") == 0o644
     assert (tmp_path / "q.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --- a missing optional package: exit 2 with the install hint, not a traceback ------------------------
+
+@pytest.mark.parametrize("scoring", ["robust", "study"])
+def test_score_without_jiwer_names_the_extra(compose_fakes, built: Path, tmp_path: Path, monkeypatch, capsys,
+                                            scoring) -> None:
+    from reasonaudio.compose import study
+
+    pytest.importorskip("whisper_normalizer")
+    asr = tmp_path / "asr"
+    build_set(asr, ComposeConfig(cue="gender", task="asr", n=4, sample_rate=SR, seed=2),
+              source=compose_fakes.ToneSource(SR))
+    rows = [json.loads(x) for x in (asr / "metadata.jsonl").read_text().splitlines()]
+    outputs = tmp_path / "o.jsonl"
+    outputs.write_text("".join(json.dumps({"id": r["id"], "layer": "compositional", "output": "<asr>hello</asr>"}) + "\n"
+                               for r in rows))
+    monkeypatch.setitem(sys.modules, "jiwer", None)  # `import jiwer` now raises ImportError
+    study.jiwer_module.cache_clear()
+    try:
+        rc = main(["compose", "score", str(asr), "--outputs", str(outputs), "--out", str(tmp_path / "r"),
+                   "--scoring", scoring])
+        err = capsys.readouterr().err
+        assert rc == 2, err
+        assert "needs jiwer" in err and "reasonaudio[compose]" in err and "Traceback" not in err
+        assert not (tmp_path / "r").exists()
+        # a set without transcription is scored without it
+        math_rows = [json.loads(x) for x in (built / "metadata.jsonl").read_text().splitlines()]
+        math_out = tmp_path / "m.jsonl"
+        math_out.write_text("".join(json.dumps({"id": r["id"], "layer": "compositional", "output": "<ans>1</ans>"})
+                                    + "\n" for r in math_rows))
+        assert main(["compose", "score", str(built), "--outputs", str(math_out), "--out", str(tmp_path / "m"),
+                     "--scoring", scoring]) == 0
+    finally:
+        study.jiwer_module.cache_clear()
