@@ -35,6 +35,7 @@ from reasonaudio.compose.mixing import (
 from reasonaudio.compose.speech import RecordingSource, Segment, TtsSource, to_rate
 from reasonaudio.contract import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import MARKER, InputFolder, output_directory
 
 CUES = ("environment", "gender", "emotion")
 SET_FORMAT_VERSION = 1  # of a compose set (its own layout, not the benchmark contract)
@@ -235,8 +236,6 @@ def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: Back
     content = _content_fn(cfg, facts)
     gap = gap_samples(cfg.sample_rate)
 
-    from reasonaudio.io.outputs import output_directory
-
     inputs = [p for p in (cfg.speech, cfg.atoms, cfg.facts) if p and Path(p).exists()]
     with output_directory(out, "compose set", inputs=inputs, force=force) as tmp:
         (tmp / "audio").mkdir()
@@ -380,3 +379,18 @@ def read_dataset(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, 
                 except json.JSONDecodeError as err:
                     raise UserError(f"{meta_path}:{lineno}: not valid JSON ({err.msg})") from None
     return manifest, rows
+
+
+def set_input(directory: str | Path) -> InputFolder | Path:
+    """A set as a command's input: the folder and the files its reader uses (manifest, metadata, the
+    output marker and every audio file its metadata names), so an output may be written inside the
+    set but never over one of these. A folder that is not a readable set stays a plain input (nothing
+    may be written inside it)."""
+    directory = Path(directory)
+    try:
+        _, rows = read_dataset(directory)
+    except (UserError, OSError):
+        return directory
+    own = [directory / "manifest.json", directory / "metadata.jsonl", directory / MARKER]
+    own += [directory / r["audio"] for r in rows if isinstance(r.get("audio"), str)]
+    return InputFolder(directory, tuple(own))
