@@ -130,9 +130,9 @@ def test_minimal_adapter_registers_as_a_model_spec(quick: Path, monkeypatch, cap
     monkeypatch.setattr(registry, "ADAPTER_MODULES", (*registry.ADAPTER_MODULES, "readme_adapter"))
     registry._entries.cache_clear()
     try:
-        assert run_cli("reasonaudio eval quick --model bands:8 --out runs/bands --quiet --no-figures") == 0
+        assert run_cli("reasonaudio eval quick --model loudness --out runs/loudness --quiet --no-figures") == 0
         assert run_cli("reasonaudio models --paradigm baseline") == 0
-        assert "bands[:DIM]" in capsys.readouterr().out
+        assert "loudness" in capsys.readouterr().out
     finally:
         registry._entries.cache_clear()
 
@@ -175,7 +175,7 @@ def test_mteb_example_runs(quick: Path) -> None:
     code = next(b for b in blocks(section("Evaluate your own model"), "python") if "mteb.evaluate" in b)
     namespace = run_python(code, {"my_mteb_model": Tiny()})
     names = {r.task_name for r in namespace["results"].task_results}
-    assert any(n.startswith("ReasonAudioRetrieval") for n in names), names
+    assert {n.split("_")[0] for n in names} == {"ReasonAudioT2ARetrieval", "ReasonAudioTwoOption"}, names
     assert mteb is namespace["mteb"]
 
 
