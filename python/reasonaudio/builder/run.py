@@ -23,10 +23,11 @@ from reasonaudio.errors import UserError
 from reasonaudio.io.storage import Output, is_uri
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Built:
     """What `build` made: where (a path, or the URI given), and the manifest it wrote (a shard: its
-    `shard.json` metadata instead). Usable wherever a path is (`os.fspath`, `Path(built)`)."""
+    `shard.json` metadata instead). Usable wherever a path is (`os.fspath`, `Path(built)`,
+    `built / "manifest.json"`) and equal to that path, as `build` returned before it returned more."""
 
     path: Path | str
     manifest: dict
@@ -37,6 +38,12 @@ class Built:
 
     def __str__(self) -> str:
         return str(self.path)
+
+    def __eq__(self, other: object) -> bool:
+        return self.path == (other.path if isinstance(other, Built) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.path)
 
     def __truediv__(self, name: str) -> Path | str:
         return self.path / name if isinstance(self.path, Path) else f"{self.path.rstrip('/')}/{name}"
