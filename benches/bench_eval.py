@@ -94,8 +94,8 @@ def main() -> None:
     parser.add_argument("--no-evaluate", action="store_true", help="skip the whole-evaluate timing")
     args = parser.parse_args()
 
-    from reasonaudio.dataset import load_benchmark
-    from reasonaudio.evaluate import evaluate
+    from reasonaudio.evaluation.run import evaluate
+    from reasonaudio.io.benchmark import load_benchmark
     from reasonaudio.retrieval import load_model
     from reasonaudio.retrieval.index import EmbeddingRanker, l2_normalize
 

@@ -1,0 +1,211 @@
+"""`reasonaudio atoms pack debian`: a library of real recordings from Debian packages, offline.
+
+The recordings and their labels are listed in a curated table shipped with reasonaudio
+(``reasonaudio/data/debian_pack.csv``: package, file, label, phrase; openttd-opensfx, minetest-data,
+sonic-pi-samples, sound-theme-freedesktop, scratch, lugaru-data). Each recording's license and
+author come from the package itself: OpenSFX names both in every sound's title inside its ``.cat``
+archive; the other packages say them in their machine-readable ``/usr/share/doc/<pkg>/copyright``
+(read with python-debian). Only licenses that allow redistribution in a benchmark are taken
+(``REDISTRIBUTABLE``; never a non-commercial one): a recording under any other is skipped and
+reported. Atoms record license, source package (and version) and original file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from reasonaudio.atoms.library import DEFAULT_SAMPLE_RATE
+from reasonaudio.atoms.sources.common import Candidate, ImportReport, assemble, is_non_commercial
+from reasonaudio.errors import UserError
+
+PACK_TABLE = "debian_pack.csv"
+#: Footsteps, drum hits and knocks of these packages last 0.15-0.3 s; the planner loops an atom
+#: shorter than an event (events last >= 0.6 s), so they become a few steps or hits in a row.
+PACK_MIN_S = 0.15
+#: Licenses under which a recording may be redistributed inside a benchmark (attribution kept).
+REDISTRIBUTABLE = ("CC0-1.0", "CC-BY-3.0", "CC-BY-4.0", "CC-BY-SA-3.0", "CC-BY-SA-4.0", "MIT", "public-domain")
+_SPDX = {
+    "cc0": "CC0-1.0", "cc0-1.0": "CC0-1.0", "creative commons zero 1.0": "CC0-1.0",
+    "cc-by-3.0": "CC-BY-3.0", "creative commons attribution 3.0 unported": "CC-BY-3.0", "creative commons attribution 3.0": "CC-BY-3.0",
+    "cc-by-4.0": "CC-BY-4.0",
+    "cc-by-sa-3.0": "CC-BY-SA-3.0", "creative commons attribution-sharealike 3.0 unported": "CC-BY-SA-3.0",
+    "cc-by-sa-4.0": "CC-BY-SA-4.0",
+    "expat": "MIT", "mit": "MIT",
+}
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str
+    root: str  # where the package installs the recordings the table names
+    copyright_prefix: str | None  # path of `root` inside the source tree, for copyright globs; None = OpenSFX titles
+
+
+PACKAGES = {
+    p.name: p
+    for p in (
+        Package("openttd-opensfx", "/usr/share/games/openttd/baseset/opensfx", None),
+        Package("minetest-data", "/usr/share/games/minetest/games/minetest_game", "mtg/"),
+        Package("sonic-pi-samples", "/usr/share/sonic-pi/samples", "etc/samples/"),
+        Package("sound-theme-freedesktop", "/usr/share/sounds/freedesktop/stereo", "stereo/"),
+        Package("scratch", "/usr/share/scratch", ""),
+        Package("lugaru-data", "/usr/share/games/lugaru", "Data/"),
+    )
+}
+
+
+def spdx(license_text: str) -> str:
+    key = re.sub(r"\s+", " ", license_text.strip().rstrip(".")).lower()
+    return _SPDX.get(key, license_text.strip())
+
+
+def read_pack_table() -> list[dict[str, str]]:
+    text = resources.files("reasonaudio").joinpath("data", PACK_TABLE).read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for i, row in enumerate(rows, start=2):
+        if row["package"] not in PACKAGES or not row["file"] or not row["label"]:
+            raise AssertionError(f"reasonaudio/data/{PACK_TABLE} line {i}: bad row {row}")
+    return rows
+
+
+def apt_line(packages: list[str]) -> str:
+    return "sudo apt-get install -y " + " ".join(sorted(packages))
+
+
+def missing_packages(names: list[str] | None = None) -> list[str]:
+    """Packages of the pack whose recordings or copyright file are not on this machine."""
+    names = names or sorted(PACKAGES)
+    return [n for n in names if not (Path(PACKAGES[n].root).is_dir() and Path(f"/usr/share/doc/{n}/copyright").is_file())]
+
+
+def _version(package: str) -> str:
+    if shutil.which("dpkg-query") is None:
+        return ""
+    try:
+        done = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def read_opensfx_cat(path: Path) -> dict[str, tuple[str, str, bytes]]:
+    """title -> (license, credit, WAV bytes) for every sound of an OpenTTD ``.cat`` archive.
+
+    The archive starts with a table of (offset, size) little-endian uint32 pairs (offsets with the
+    top bit set in the named format); at each offset a length byte and a NUL-terminated description
+    ("\"Title\". Original ... by .... License: ...") precede the sound's RIFF/WAVE bytes."""
+    data = path.read_bytes()
+    if len(data) < 8:
+        raise UserError(f"{path}: too short for an OpenTTD sound archive")
+    n = (struct.unpack_from("<I", data, 0)[0] & 0x7FFFFFFF) // 8
+    out: dict[str, tuple[str, str, bytes]] = {}
+    for i in range(n):
+        offset, size = struct.unpack_from("<II", data, 8 * i)
+        offset &= 0x7FFFFFFF
+        name_len = data[offset]
+        name = data[offset + 1 : offset + 1 + name_len].rstrip(b"\0").decode("utf-8", "replace")
+        wav = data[offset + 1 + name_len : offset + size]
+        m = re.match(r'^"(?P<title>[^"]+)"\.\s*(?P<credit>.*?)\s*License:\s*(?P<license>[^.]+(?:\.\d)?[^.]*)\.?\s*(?P<rest>.*)$', name)
+        if not m:
+            continue
+        credit = m.group("credit").strip() or "OpenSFX authors"
+        out[m.group("title")] = (spdx(m.group("license")), credit, wav)
+    return out
+
+
+def _copyright(package: str):
+    import logging
+    import warnings
+
+    try:
+        from debian.copyright import Copyright
+    except ImportError:
+        raise UserError("reading the packages' copyright files needs python-debian: pip install 'reasonaudio[atoms]'") from None
+
+    path = Path(f"/usr/share/doc/{package}/copyright")
+    # scratch's file names an early DEP-5 URL; python-debian reads it fine but complains
+    logging.getLogger("debian.copyright").setLevel(logging.ERROR)
+    with open(path, encoding="utf-8") as fh, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Copyright(fh, strict=False)
+
+
+def pack_debian(
+    out: str | os.PathLike[str],
+    *,
+    sample_rate: int = DEFAULT_SAMPLE_RATE,
+    min_duration_s: float = PACK_MIN_S,
+    max_duration_s: float = 10.0,
+    split_fraction: float | None = None,
+    seed: int = 0,
+    overwrite: bool = False,
+    allow_missing: bool = False,
+) -> ImportReport:
+    """Write the Debian real-sound library to ``out`` (see the module docstring)."""
+    rows = read_pack_table()
+    wanted = sorted({r["package"] for r in rows})
+    missing = missing_packages(wanted)
+    if missing and (not allow_missing or len(missing) == len(wanted)):
+        raise UserError(
+            f"the Debian sound pack needs package(s) {', '.join(missing)}, not installed here; install with: {apt_line(missing)}"
+        )
+    skipped: list[tuple[str, str]] = []
+    rejected: list[tuple[str, str]] = []
+    candidates: list[Candidate] = []
+    cats: dict[str, dict[str, tuple[str, str, bytes]]] = {}
+    copyrights = {}
+    versions = {p: _version(p) for p in wanted if p not in missing}
+    for row in rows:
+        pkg = PACKAGES[row["package"]]
+        shown = f"{pkg.name}:{row['file']}"
+        if pkg.name in missing:
+            skipped.append((shown, f"package not installed: {pkg.name} ({apt_line([pkg.name])})"))
+            continue
+        source = f"debian:{pkg.name}" + (f"={versions[pkg.name]}" if versions.get(pkg.name) else "") + f":{row['file']}"
+        if pkg.copyright_prefix is None:
+            archive, _, title = row["file"].partition(":")
+            if archive not in cats:
+                cats[archive] = read_opensfx_cat(Path(pkg.root) / archive)
+            if title not in cats[archive]:
+                rejected.append((shown, f"no sound titled {title!r} in {pkg.root}/{archive}"))
+                continue
+            license_, credit, wav = cats[archive][title]
+            candidates.append(Candidate(shown, None, row["label"], row["phrase"], license_, f"{credit} (OpenSFX)", source=source, data=wav))
+        else:
+            path = Path(pkg.root) / row["file"]
+            if not path.is_file():
+                rejected.append((shown, f"not found: {path}"))
+                continue
+            if pkg.name not in copyrights:
+                copyrights[pkg.name] = _copyright(pkg.name)
+            para = copyrights[pkg.name].find_files_paragraph(pkg.copyright_prefix + row["file"])
+            if para is None or para.license is None:
+                skipped.append((shown, f"license unknown: no stanza of /usr/share/doc/{pkg.name}/copyright covers it"))
+                continue
+            license_ = spdx(para.license.synopsis)
+            holders = "; ".join(re.sub(r"\s+", " ", x).strip() for x in (para.copyright or "").splitlines() if x.strip())
+            origin = para.get("Source", "") if hasattr(para, "get") else ""
+            credit = holders + (f" ({origin.strip()})" if origin and origin.strip() else "")
+            candidates.append(Candidate(shown, path, row["label"], row["phrase"], license_, credit, source=source))
+    kept: list[Candidate] = []
+    for c in candidates:
+        if is_non_commercial(c.license) or c.license not in REDISTRIBUTABLE:
+            skipped.append((c.file, f"license not redistributable here: {c.license}"))
+        else:
+            kept.append(c)
+    report = assemble(
+        kept, out, where="the Debian sound pack", sample_rate=sample_rate, skip_bad=True,
+        min_duration_s=min_duration_s, max_duration_s=max_duration_s, lengths_are_errors=False,
+        split_fraction=split_fraction, seed=seed, overwrite=overwrite, rejected=rejected, skipped=skipped,
+        family="debian",
+    )
+    return report

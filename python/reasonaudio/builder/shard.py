@@ -1,0 +1,252 @@
+"""Sharded builds: `build --shard K/N` renders one contiguous clip range, `merge` assembles the shards
+into the benchmark the single-process build writes, byte for byte (contract §3.4).
+
+Every shard runs the same deterministic planning (queries, hard negatives and relevance need the
+whole corpus, and planned hard negatives replace clips anywhere in it) and renders only its range.
+What rendering alone knows, the limiter's peak and gain per clip (clips.parquet's
+`peak_before_limiter` / `limiter_gain`), goes into the shard's `render.parquet`. The shard's
+`shard.json` carries the plan's fingerprint, so merge refuses shards planned differently (another
+seed, parameters, atom library or tool version) instead of mixing them.
+
+A shard directory:
+
+    shard.json       format, shard, shards, clip_range, n_clips, plan_sha256, build parameters
+    render.parquet   clip_index, peak, gain (float32, exactly as the renderer returned them)
+    audio/           the range's clips, named as in the final benchmark
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from tqdm.auto import tqdm
+
+from reasonaudio._core import __version__
+from reasonaudio.atoms import AtomLibrary
+from reasonaudio.builder.config import BuildConfig
+from reasonaudio.builder.plan import BuildPlan, plan_benchmark
+from reasonaudio.builder.render import render_local
+from reasonaudio.builder.tables import Built, write_benchmark
+from reasonaudio.errors import UserError
+from reasonaudio.io import storage
+from reasonaudio.io.outputs import output_file
+from reasonaudio.queries import QuerySpec
+
+SHARD_FORMAT = "reasonaudio-shard/1"
+SHARD_KIND = "benchmark shard"
+SHARD_JSON = "shard.json"
+RENDER_STATS = "render.parquet"
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` (0 <= K < N) as a pair."""
+    k, sep, n = str(text).partition("/")
+    try:
+        kk, nn = int(k), int(n)
+    except ValueError:
+        kk = nn = -1
+    if not sep or nn < 1 or not 0 <= kk < nn:
+        raise UserError(f"--shard must be K/N with 0 <= K < N (e.g. 0/4), got {text!r}")
+    return kk, nn
+
+
+def shard_range(n_clips: int, k: int, n_shards: int) -> tuple[int, int]:
+    """Clips [lo, hi) of shard k of n_shards: contiguous, sizes differing by at most one."""
+    return k * n_clips // n_shards, (k + 1) * n_clips // n_shards
+
+
+def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progress: bool) -> dict:
+    """Renders shard `shard` = (k, n) of `plan` into the staged output `dest` (tables in `root`)."""
+    k, n_shards = shard
+    lo, hi = shard_range(plan.n_clips, k, n_shards)
+    t0 = time.perf_counter()
+    peaks, gains = render_local(plan, dest.audio_url, lo, hi, progress)
+    if progress:
+        print(f"{plan.origin} in {plan.seconds:.2f} s, rendered clips [{lo}, {hi}) in {time.perf_counter() - t0:.2f} s")
+    pl.DataFrame(
+        {
+            "clip_index": np.arange(lo, hi, dtype=np.int64),
+            "peak": peaks.astype(np.float32),
+            "gain": gains.astype(np.float32),
+        }
+    ).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
+    meta = {
+        "format": SHARD_FORMAT,
+        "tool_version": __version__,
+        "shard": k,
+        "shards": n_shards,
+        "clip_range": [lo, hi],
+        "n_clips": plan.n_clips,
+        "plan_sha256": plan.fingerprint(),
+        "build": plan.config.recorded(),
+    }
+    # written last, and moved last onto a remote filesystem: a shard is complete when it exists
+    (root / SHARD_JSON).write_text(json.dumps(meta, indent=2) + "\n")
+    return meta
+
+
+def read_shard(location: str) -> dict:
+    """A shard's metadata plus its filesystem, with the checks a merge needs."""
+    fs, path = storage.location(location)
+    meta_path = f"{path.rstrip('/')}/{SHARD_JSON}"
+    if not fs.exists(meta_path):
+        raise UserError(f"{location}: not a finished shard (no {SHARD_JSON}; was it built with --shard K/N?)")
+    try:
+        meta = json.loads(fs.cat_file(meta_path))
+    except (OSError, json.JSONDecodeError) as err:
+        raise UserError(f"{location}/{SHARD_JSON}: cannot read ({err})") from None
+    if meta.get("format") != SHARD_FORMAT:
+        raise UserError(f"{location}/{SHARD_JSON}: format {meta.get('format')!r}, expected {SHARD_FORMAT!r}")
+    return {**meta, "fs": fs, "path": path.rstrip("/"), "location": location}
+
+
+def merge(
+    shards: list[str], out: str | Path, *, force: bool = False, progress: bool = True, threads: int = 0,
+    from_plan: str | Path | None = None,
+):
+    """Assembles the shards of one sharded build into `out` (a path or URI); returns the `Built`. With
+    `from_plan` (the shards' saved plan) nothing is planned again."""
+    if not shards:
+        raise UserError("merge needs at least one shard directory")
+    metas = [read_shard(s) for s in shards]
+    first = metas[0]
+    for m in metas[1:]:
+        if m["plan_sha256"] != first["plan_sha256"] or m["shards"] != first["shards"]:
+            raise UserError(
+                f"{m['location']}: shard of a different build than {first['location']} "
+                f"(plan {m['plan_sha256'][:12]} of {m['shards']} shards vs {first['plan_sha256'][:12]} of {first['shards']})"
+            )
+    by_k: dict[int, dict] = {}
+    for m in metas:
+        if m["shard"] in by_k:
+            raise UserError(f"{m['location']}: shard {m['shard']}/{m['shards']} is also {by_k[m['shard']]['location']}")
+        by_k[m["shard"]] = m
+    missing = [k for k in range(first["shards"]) if k not in by_k]
+    if missing:
+        total = first["shards"]
+        names = ", ".join(f"{k}/{total}" for k in missing)
+        raise UserError(f"missing shard(s) {names} (got {len(by_k)} of {total})")
+
+    config = BuildConfig(**first["build"], threads=threads)
+    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
+    inputs = [*shards, *library_inputs, *([from_plan] if from_plan is not None else [])]
+    with storage.Output(out, "benchmark", inputs=inputs, force=force) as dest:
+        # The tables need the whole plan: planning is deterministic and cheap next to rendering, so
+        # it runs again here and must reproduce the shards' fingerprint.
+        plan = load_plan(from_plan, config) if from_plan is not None else plan_benchmark(config)
+        if plan.fingerprint() != first["plan_sha256"]:
+            raise UserError(
+                f"re-planning the build of {first['location']} gives another plan than its shards "
+                "(another tool version or atom library?): build the shards and merge with the same installation"
+            )
+        n = plan.n_clips
+        peaks = np.full(n, np.nan, np.float64)
+        gains = np.full(n, np.nan, np.float64)
+        paths = plan.rel_paths
+        with tqdm(total=n, desc="merge", unit="clip", disable=not progress) as bar:
+            for k in range(first["shards"]):
+                m = by_k[k]
+                lo, hi = m["clip_range"]
+                stats = pl.read_parquet(m["fs"].cat_file(f"{m['path']}/{RENDER_STATS}"))
+                if stats["clip_index"].to_list() != list(range(lo, hi)):
+                    raise UserError(f"{m['location']}/{RENDER_STATS}: does not list clips {lo}..{hi - 1} in order")
+                peaks[lo:hi] = stats["peak"].to_numpy()
+                gains[lo:hi] = stats["gain"].to_numpy()
+                names = [p.rpartition("/")[2] for p in paths[lo:hi]]
+                _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
+                bar.update(hi - lo)
+        manifest = write_benchmark(plan, dest.root, peaks, gains)
+    return Built(out if storage.is_uri(out) else Path(out), manifest)
+
+
+def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) -> None:
+    """Copies audio between filesystems (same filesystem: its own copy, e.g. server-side on S3)."""
+    if not srcs:
+        return
+    try:
+        if type(src_fs) is type(dst_fs) and src_fs.protocol == dst_fs.protocol:
+            src_fs.copy(srcs, dsts)
+        elif isinstance(dst_fs, type(storage.local_fs())):
+            src_fs.get(srcs, dsts)
+        elif isinstance(src_fs, type(storage.local_fs())):
+            dst_fs.put(srcs, dsts)
+        else:
+            for s, d in zip(srcs, dsts):
+                dst_fs.pipe_file(d, src_fs.cat_file(s))
+    except FileNotFoundError as err:
+        raise UserError(f"{where}: audio file missing ({err})") from None
+
+
+# --- a plan computed once, shipped to every shard ---------------------------------------------------
+
+PLAN_FORMAT = "reasonaudio-plan/1"
+
+
+def save_plan(plan, path: str | Path) -> Path:
+    """Writes `plan` as one .npz file (arrays plus a JSON header; no pickle), atomically."""
+    path = Path(path)
+    rel = plan.relevant
+    meta = {
+        "format": PLAN_FORMAT,
+        "config": asdict(plan.config),
+        "params": plan.params,
+        "thresholds": list(plan.thresholds),
+        "specs": [asdict(s) for s in plan.specs],
+        "query_ids": plan.query_ids,
+        "clip_ids": plan.clip_ids,
+        "positives": plan.positives,
+        "negatives": plan.negatives,
+        "planned": plan.planned,
+        "hard_counts": plan.hard_counts,
+        "fingerprint": plan.fingerprint(),
+    }
+    arrays = {f"final_{k}": np.ascontiguousarray(v) for k, v in plan.final.items()}
+    arrays["relevant_indptr"] = np.concatenate([[0], np.cumsum([len(r) for r in rel])]).astype(np.int64)
+    arrays["relevant_clips"] = np.concatenate([np.asarray(r, np.int64) for r in rel]) if rel else np.zeros(0, np.int64)
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    with output_file(path, force=True) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    return path
+
+
+def load_plan(path: str | Path, config=None):
+    """The BuildPlan saved by `save_plan`; with `config`, refuses a plan made with other build
+    parameters (threads aside). The atom library is opened again and must match the plan."""
+    path = Path(path)
+    t0 = time.perf_counter()
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            final = {k[len("final_"):]: z[k] for k in z.files if k.startswith("final_")}
+            indptr, clips = z["relevant_indptr"], z["relevant_clips"]
+    except (OSError, ValueError, KeyError) as err:
+        raise UserError(f"{path}: not a reasonaudio plan file ({err})") from None
+    if meta.get("format") != PLAN_FORMAT:
+        raise UserError(f"{path}: format {meta.get('format')!r}, expected {PLAN_FORMAT!r}")
+    saved = BuildConfig(**meta["config"])
+    if config is not None:
+        mine, theirs = config.recorded(), saved.recorded()
+        diff = sorted(k for k in mine if mine[k] != theirs.get(k))
+        if diff:
+            shown = ", ".join(f"{k}={theirs.get(k)!r} (here {mine[k]!r})" for k in diff)
+            raise UserError(f"{path}: planned with other build parameters: {shown}")
+        saved.threads = config.threads
+    library = AtomLibrary.open(saved.atoms, sample_rate=saved.sample_rate)
+    audio, offsets = library.flat()
+    plan = BuildPlan(
+        saved, library, audio, offsets, meta["params"], meta["thresholds"], final, meta["clip_ids"],
+        [QuerySpec(**s) for s in meta["specs"]], meta["query_ids"],
+        [clips[indptr[q] : indptr[q + 1]] for q in range(len(indptr) - 1)],
+        meta["positives"], meta["negatives"], meta["planned"], meta["hard_counts"], 0.0,
+    )
+    if plan.fingerprint() != meta["fingerprint"]:
+        raise UserError(f"{path}: the atom library or tool version differs from the one that made this plan")
+    plan.seconds = time.perf_counter() - t0
+    plan.origin = f"loaded the plan {path}"
+    return plan

@@ -1,0 +1,224 @@
+"""Run one retrieval model over a benchmark: encode, rank, score every query and the two-option test."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from reasonaudio.evaluation import metrics
+from reasonaudio.io.benchmark import TASKS, Benchmark
+from reasonaudio.errors import UserError
+from reasonaudio.retrieval.base import (
+    ClipSet,
+    EmbeddingModel,
+    QuerySet,
+    RetrievalModel,
+    ScoringModel,
+    as_float32_matrix,
+)
+from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
+from reasonaudio.retrieval.index import EmbeddingRanker, deep_rank, l2_normalize, rank_scores
+
+TOP_K = 100
+
+
+@dataclass
+class EvalResult:
+    spec: str
+    benchmark: str
+    manifest_hash: str
+    task_order: list[str]
+    per_query: pl.DataFrame  # query_id, task, every metric, first_relevant_rank, n_relevant
+    summary: dict  # metrics.summarize output
+    two_option_pairs: pl.DataFrame  # query_id, task, positive/negative ids and scores, outcome
+    two_option: dict  # {"accuracy"|"picked_negative"|"tie": {task|Avg: {...}}}
+    rankings: pl.DataFrame  # query_id, rank, clip_id, score, relevant (top TOP_K per query)
+    clip_ids: list[str] = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
+    query_vectors: np.ndarray | None = None  # normalised; embedding models only
+    clip_vectors: np.ndarray | None = None
+    captions: pl.DataFrame | None = None  # clip_id, caption; two-stage models only
+
+
+def manifest_hash(benchmark: Benchmark) -> str:
+    """sha256 of manifest.json's bytes when it exists (BEIR folders hash their canonical JSON)."""
+    path = benchmark.root / "manifest.json"
+    data = path.read_bytes() if path.is_file() else json.dumps(benchmark.manifest, sort_keys=True).encode()
+    return hashlib.sha256(data).hexdigest()
+
+
+def task_order(tasks: list[str]) -> list[str]:
+    known = [t for t in TASKS if t in tasks]
+    return known + sorted(set(tasks) - set(TASKS))
+
+
+def _relevance(benchmark: Benchmark, query_ids: list[str], clip_ids: list[str]) -> list[np.ndarray]:
+    """For each query, the sorted indices of its relevant clips."""
+    q_index = {q: i for i, q in enumerate(query_ids)}
+    c_index = {c: i for i, c in enumerate(clip_ids)}
+    relevant: list[list[int]] = [[] for _ in query_ids]
+    qrels = benchmark.qrels.filter(pl.col("relevance") > 0)
+    for row, (qid, cid) in enumerate(zip(qrels["query_id"].to_list(), qrels["clip_id"].to_list())):
+        if qid not in q_index:
+            raise UserError(f"{benchmark.root}: qrels row {row}: unknown query_id {qid!r}")
+        if cid not in c_index:
+            raise UserError(f"{benchmark.root}: qrels row {row}: unknown clip_id {cid!r}")
+        relevant[q_index[qid]].append(c_index[cid])
+    return [np.unique(np.asarray(r, dtype=np.int64)) for r in relevant]
+
+
+def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
+    """All-zero rows score 0 against everything and identical rows tie everywhere: results are then
+    decided by the tie-break (clip order), not by the model. Say so instead of reporting silently."""
+    import sys
+
+    zero = int((~vectors.any(axis=1)).sum())
+    if zero:
+        print(f"reasonaudio: warning: {what}: {zero} of {len(vectors)} are all zero (they tie with every clip at score 0)", file=sys.stderr)
+    elif len(vectors) > 1 and np.unique(vectors, axis=0).shape[0] == 1:
+        print(f"reasonaudio: warning: {what}: all {len(vectors)} are identical; rankings are decided by the tie-break", file=sys.stderr)
+
+
+def evaluate(
+    benchmark: Benchmark,
+    model: RetrievalModel,
+    *,
+    batch_size: int = 256,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: bool = True,
+    keep_vectors: bool = True,
+) -> EvalResult:
+    queries = QuerySet(benchmark.queries["query_id"].cast(pl.Utf8).to_list(), benchmark.queries["text"].to_list())
+    clips = ClipSet(benchmark.clips["clip_id"].cast(pl.Utf8).to_list(), benchmark.audio_paths())
+    tasks = benchmark.queries["task"].to_list()
+    if not queries.ids:
+        raise UserError(f"{benchmark.root}: the benchmark has no queries")
+    if not clips.ids:
+        raise UserError(f"{benchmark.root}: the benchmark has no clips")
+    model.prepare(benchmark)
+
+    query_vectors = clip_vectors = score_matrix = ranker = None
+    if isinstance(model, EmbeddingModel):
+        query_vectors = as_float32_matrix(model.encode_queries(queries), f"{model.spec}: query embeddings", len(queries.ids))
+        clip_vectors = as_float32_matrix(model.encode_clips(clips), f"{model.spec}: clip embeddings", len(clips.ids))
+        _warn_degenerate(query_vectors, f"{model.spec}: query embeddings")
+        _warn_degenerate(clip_vectors, f"{model.spec}: clip embeddings")
+        # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
+        ranker = EmbeddingRanker(query_vectors, clip_vectors)
+    elif isinstance(model, ScoringModel):
+        score_matrix = as_float32_matrix(model.score(queries, clips), f"{model.spec}: scores", len(queries.ids))
+        if score_matrix.shape[1] != len(clips.ids):
+            raise UserError(f"{model.spec}: score matrix has {score_matrix.shape[1]} columns for {len(clips.ids)} clips")
+        batches = rank_scores(score_matrix, batch_size=batch_size, progress=progress, depth=TOP_K)
+    else:
+        raise TypeError(f"{type(model).__name__} is neither an EmbeddingModel nor a ScoringModel")
+
+    relevant = _relevance(benchmark, queries.ids, clips.ids)
+    if ranker is not None:
+        # the pass that ranks the head also counts, per query, the clips outranking its first
+        # relevant one: its exact rank in the complete ranking, however deep
+        batches = ranker.rank(depth=TOP_K, batch_size=batch_size, progress=progress, relevant=relevant)
+    n_relevant = np.array([len(r) for r in relevant], dtype=np.int64)
+    n_clips = len(clips.ids)
+    per_query_parts: list[dict[str, np.ndarray]] = []
+    first_ranks: list[np.ndarray] = []
+    ranking_parts = []
+    top = min(TOP_K, n_clips)
+    clip_ids_arr = np.asarray(clips.ids, dtype=object)
+    for start, scores, ranking, *located in batches:
+        b = ranking.shape[0]
+        rel_block = np.zeros((b, n_clips), dtype=bool)
+        for i in range(b):
+            rel_block[i, relevant[start + i]] = True
+        hits = metrics.hit_matrix(ranking, rel_block)
+        # Rankings stop at TOP_K (every cutoff); a first relevant clip deeper than that is located
+        # by counting the clips that outrank it under the same scores.
+        first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
+        deep = np.flatnonzero((first < 0) & (n_relevant[start : start + b] > 0))
+        if located:
+            first[deep] = np.maximum(located[0][deep], ranking.shape[1])
+        for i in deep if not located else ():
+            row = start + int(i)
+            first[i] = max(deep_rank(score_matrix[row], relevant[row]), ranking.shape[1])
+        per_query_parts.append(metrics.per_query(hits, n_relevant[start : start + b], first))
+        first_ranks.append(np.where(first >= 0, first + 1, -1))
+        ranking_parts.append(
+            pl.DataFrame(
+                {
+                    "query_id": np.repeat(np.asarray(queries.ids[start : start + b], dtype=object), top).tolist(),
+                    "rank": np.tile(np.arange(1, top + 1, dtype=np.int32), b),
+                    "clip_id": clip_ids_arr[ranking[:, :top]].ravel().tolist(),
+                    "score": scores[:, :top].astype(np.float32).ravel(),
+                    "relevant": hits[:, :top].ravel(),
+                }
+            )
+        )
+    values = {name: np.concatenate([p[name] for p in per_query_parts]) for name in metrics.METRIC_NAMES}
+    order = task_order(tasks)
+    summary = metrics.summarize(values, tasks, order, n_boot=n_boot, seed=seed)
+    per_query = pl.DataFrame(
+        {"query_id": queries.ids, "task": tasks, **values, "first_relevant_rank": np.concatenate(first_ranks), "n_relevant": n_relevant}
+    )
+
+    # two-option test: the same scores the ranking used
+    q_index = {q: i for i, q in enumerate(queries.ids)}
+    c_index = {c: i for i, c in enumerate(clips.ids)}
+    mc = benchmark.mc
+    pos_rows, neg_rows, query_rows, mc_tasks = [], [], [], []
+    for row, (qid, pos, neg) in enumerate(
+        zip(mc["query_id"].to_list(), mc["positive_clip_id"].to_list(), mc["negative_clip_id"].to_list())
+    ):
+        for what, key, table in (("query_id", qid, q_index), ("positive_clip_id", pos, c_index), ("negative_clip_id", neg, c_index)):
+            if key not in table:
+                raise UserError(f"{benchmark.root / 'mc.parquet'}: row {row}: unknown {what} {key!r}")
+        query_rows.append(q_index[qid])
+        pos_rows.append(c_index[pos])
+        neg_rows.append(c_index[neg])
+        mc_tasks.append(tasks[q_index[qid]])
+    query_rows_a = np.asarray(query_rows, dtype=np.int64)
+    if ranker is not None:
+        pos_scores = ranker.pair_scores(query_rows_a, np.asarray(pos_rows, dtype=np.int64))
+        neg_scores = ranker.pair_scores(query_rows_a, np.asarray(neg_rows, dtype=np.int64))
+    else:
+        pos_scores = score_matrix[query_rows_a, np.asarray(pos_rows, dtype=np.int64)].astype(np.float64)
+        neg_scores = score_matrix[query_rows_a, np.asarray(neg_rows, dtype=np.int64)].astype(np.float64)
+    outcome = metrics.two_option(np.array(pos_scores), np.array(neg_scores))
+    two_option_pairs = pl.DataFrame(
+        {
+            "query_id": mc["query_id"].to_list(),
+            "task": mc_tasks,
+            "positive_clip_id": mc["positive_clip_id"].to_list(),
+            "negative_clip_id": mc["negative_clip_id"].to_list(),
+            "positive_score": np.array(pos_scores, dtype=np.float64),
+            "negative_score": np.array(neg_scores, dtype=np.float64),
+            **outcome,
+        },
+        schema_overrides={"query_id": pl.Utf8, "task": pl.Utf8, "positive_clip_id": pl.Utf8, "negative_clip_id": pl.Utf8},
+    )
+    two_option = (
+        metrics.summarize(outcome, mc_tasks, task_order(mc_tasks), n_boot=n_boot, seed=seed + 1)
+        if mc_tasks
+        else {}
+    )
+    return EvalResult(
+        spec=model.spec,
+        benchmark=str(benchmark.root),
+        manifest_hash=manifest_hash(benchmark),
+        task_order=order,
+        per_query=per_query,
+        summary=summary,
+        two_option_pairs=two_option_pairs,
+        two_option=two_option,
+        rankings=pl.concat(ranking_parts),
+        clip_ids=clips.ids,
+        settings={"batch_size": batch_size, "bootstrap": n_boot, "seed": seed, "top_k": top,
+                  **({"model": model.describe()} if callable(getattr(model, "describe", None)) else {})},
+        query_vectors=l2_normalize(query_vectors) if keep_vectors and query_vectors is not None else None,
+        clip_vectors=l2_normalize(clip_vectors) if keep_vectors and clip_vectors is not None else None,
+        captions=model.caption_table() if isinstance(model, CaptioningModel) else None,
+    )

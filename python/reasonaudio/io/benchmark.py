@@ -1,0 +1,126 @@
+"""Read and write a benchmark directory (contract §4).
+
+A benchmark directory holds `manifest.json`, the metadata tables as parquet, `audio/` and `beir/`.
+`load_benchmark` checks that the files and columns the contract names are there and reports what is
+missing by file and column; deeper checks of the guarantees live in `reasonaudio.validate`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from reasonaudio.contract import FORMAT_VERSION, MANIFEST_KEYS, TABLE_COLUMNS, TASKS  # noqa: F401  (re-exported)
+from reasonaudio.errors import UserError
+
+
+def iter_jsonl(path: str | Path, on_bad_line=None) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSONL file. A line that is not valid JSON
+    or not an object is a UserError naming the file and line, or, with `on_bad_line(lineno,
+    reason)`, reported to it and skipped (the validator records every bad line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: file not found")
+
+    def bad(lineno: int, reason: str) -> None:
+        if on_bad_line is None:
+            raise UserError(f"{path}, line {lineno}: {reason}")
+        on_bad_line(lineno, reason)
+
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                bad(lineno, f"not valid JSON ({err.msg})")
+                continue
+            if not isinstance(row, dict):
+                bad(lineno, "expected a JSON object")
+                continue
+            yield lineno, row
+
+
+def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
+    """Read one parquet table and insist on the columns the contract names for it."""
+    if not path.is_file():
+        raise UserError(f"{path}: file not found")
+    try:
+        frame = pl.read_parquet(path)
+    except Exception as err:  # polars raises several error types for corrupt files
+        raise UserError(f"{path}: not a readable parquet file ({err.__class__.__name__}: {err})") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise UserError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(frame.columns)}")
+    return frame
+
+
+def read_manifest(root: Path) -> dict:
+    path = root / "manifest.json"
+    if not path.is_file():
+        raise UserError(f"{path}: file not found (is {root} a benchmark directory?)")
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path}: invalid JSON at line {err.lineno}: {err.msg}") from None
+    missing = [k for k in MANIFEST_KEYS if k not in manifest]
+    if missing:
+        raise UserError(f"{path}: missing key(s) {', '.join(missing)}")
+    return manifest
+
+
+@dataclass
+class Benchmark:
+    """A benchmark directory loaded into polars tables."""
+
+    root: Path
+    manifest: dict
+    atoms: pl.DataFrame
+    clips: pl.DataFrame
+    events: pl.DataFrame
+    queries: pl.DataFrame
+    qrels: pl.DataFrame
+    mc: pl.DataFrame
+    # Clip audio that is not a file under `root` (audio embedded in a Hub dataset's parquet), in
+    # clips-table order: references that adapters decode lazily (`reasonaudio.io.hub.EmbeddedAudio`).
+    audio_refs: list[Any] | None = None
+
+    @property
+    def sample_rate(self) -> int:
+        return int(self.manifest["sample_rate"])
+
+    def audio_path(self, clip_id: str) -> Path:
+        rows = self.clips.filter(pl.col("clip_id") == clip_id)
+        if rows.height == 0:
+            raise UserError(f"{self.root}: unknown clip_id {clip_id!r}")
+        if self.audio_refs is not None:
+            return self.audio_refs[self.clips["clip_id"].to_list().index(clip_id)]
+        return self.root / rows["path"][0]
+
+    def audio_paths(self) -> list[Path]:
+        """One entry per clip: a path, or (Hub data with embedded audio) a reference that
+        `reasonaudio.retrieval.adapters.audio.load_mono` decodes when an adapter's batch needs it."""
+        if self.audio_refs is not None:
+            return list(self.audio_refs)
+        return [self.root / p for p in self.clips["path"].to_list()]
+
+
+def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmark:
+    """Load a benchmark directory; `metadata_only` skips the query-side tables (for corpora without queries)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise UserError(f"{root}: not a directory")
+    manifest = read_manifest(root)
+    tables = {}
+    for name, columns in TABLE_COLUMNS.items():
+        if metadata_only and name in ("queries", "qrels", "mc") and not (root / f"{name}.parquet").exists():
+            tables[name] = pl.DataFrame({c: [] for c in columns})
+            continue
+        tables[name] = read_table(root / f"{name}.parquet", columns)
+    return Benchmark(root=root, manifest=manifest, **tables)

@@ -1,0 +1,290 @@
+"""Export a benchmark directory as a Hugging Face dataset folder (`reasonaudio export --to hf`).
+
+The folder is what `datasets.load_dataset(OUT, CONFIG)` reads offline and what
+`huggingface-cli upload --repo-type dataset` / `push_to_hub` publishes as is:
+
+```
+README.md                      dataset card: YAML `configs:` (+ license, tags), tasks, build parameters
+reasonaudio.json               the benchmark's manifest.json (seed, parameters, hashes)
+corpus/test-0000i-of-0000n.parquet   id, audio (Audio feature: the clip's WAV bytes embedded), pattern,
+                                     duration_s, n_events
+queries/test-00000-of-00001.parquet  id, text, task, logic
+qrels/test-00000-of-00001.parquet    query-id, corpus-id, score   (also config `default`, mteb's name)
+<task>-queries/, <task>-qrels/       one mteb sub-task per reasoning task; `<task>-corpus` is the
+                                     shared corpus files (no second copy of the audio)
+<task>-mc-top_ranked/                query-id, corpus-ids: the two-option pair (positive and hard
+                                     negative, in id order), mteb's multiple-choice/reranking form;
+                                     `<task>-mc-corpus|queries|qrels` point at the files above
+```
+
+Audio is embedded (bytes in the parquet rows, as `push_to_hub` itself stores an `Audio` column), so
+the folder is self-contained; corpus shards are cut at `shard_bytes` of audio and written in row
+groups of `row_group` clips, which keeps both the writer's and a lazy reader's memory bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from reasonaudio.io.benchmark import TASKS, load_benchmark
+from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import output_directory
+
+SPLIT = "test"
+DEFAULT_SHARD_BYTES = 500 * 1024 * 1024
+ROW_GROUP = 100  # clips per parquet row group (what `datasets` uses for audio columns)
+
+TASK_DESCRIPTIONS = {
+    "negation": "a sound is present and another is absent (`has A` + `not B`)",
+    "order": "one sound ends before another starts (`before [A, B]`, sometimes a chain of three)",
+    "overlap": "two sounds overlap in time (`overlap [A, B]`)",
+    "duration": "a sound lasts at least / at most a number of seconds",
+    "mix": "two or three constraints of different kinds",
+}
+
+
+def _hf_features(fields: dict[str, dict]) -> bytes:
+    """Parquet schema metadata `datasets` reads the column features from (Audio, Sequence …)."""
+    return json.dumps({"info": {"features": fields}}, sort_keys=True).encode()
+
+
+def _value(dtype: str) -> dict:
+    return {"dtype": dtype, "_type": "Value"}
+
+
+def _write_table(path: Path, table, features: dict[str, dict], row_group: int | None = None) -> None:
+    import pyarrow.parquet as pq
+
+    import pyarrow as pa
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # polars hands out large_string / large_list; the features name plain string / list
+    plain = {pa.large_string(): pa.string(), pa.large_list(pa.large_string()): pa.list_(pa.string())}
+    table = table.cast(pa.schema([(f.name, plain.get(f.type, f.type)) for f in table.schema]))
+    table = table.replace_schema_metadata({b"huggingface": _hf_features(features)})
+    pq.write_table(table, path, row_group_size=row_group, compression="zstd", write_statistics=False)
+
+
+def _shard_name(index: int, total: int) -> str:
+    return f"{SPLIT}-{index:05d}-of-{total:05d}.parquet"
+
+
+def _license(bench) -> str:
+    licenses = sorted({str(x) for x in bench.atoms["license"].to_list()}) if bench.atoms.height else []
+    if len(licenses) != 1:
+        return "other"
+    # the Hub's license ids are lower-case SPDX-like names; "CC0" alone is "cc0-1.0" there
+    found = licenses[0].lower()
+    return {"cc0": "cc0-1.0", "cc-by": "cc-by-4.0"}.get(found, found)
+
+
+def _card(bench, name: str, license_id: str, configs: list[tuple[str, str]], tasks: list[str], counts: dict) -> str:
+    """README.md: YAML header (configs, license, task tags) and a description of tasks and build."""
+    try:
+        import yaml
+    except ImportError:
+        raise UserError("writing the dataset card needs PyYAML: `pip install 'reasonaudio[hf]'`") from None
+
+    header = {
+        "license": license_id,
+        "task_categories": ["text-retrieval"],
+        "tags": ["audio", "retrieval", "text-to-audio-retrieval", "reasoning", "mteb", "reasonaudio"],
+        "language": ["en"],
+        "pretty_name": name,
+        "configs": [{"config_name": c, "data_files": [{"split": SPLIT, "path": p}]} for c, p in configs],
+    }
+    m = bench.manifest
+    params = json.dumps(m.get("params", {}), indent=2, sort_keys=True)
+    task_lines = "\n".join(
+        f"| `{t}` | {counts['queries_per_task'].get(t, 0)} | {TASK_DESCRIPTIONS.get(t, '')} |" for t in tasks
+    )
+    return (
+        "---\n"
+        + yaml.safe_dump(header, sort_keys=False, allow_unicode=True)
+        + "---\n\n"
+        + f"# {name}\n\n"
+        + "A reasoning-intensive text-to-audio retrieval benchmark built by "
+        + "reasonaudio from synthetic clips of known sound events. Every query is a "
+        + "logical constraint over the events of a clip (presence, absence, order, overlap, duration); "
+        + "a clip is relevant exactly when the constraint holds for its event annotations, and every "
+        + "query has at least one hard negative: a clip with every sound the query names that still "
+        + "fails it.\n\n"
+        + f"- {counts['clips']} clips ({m.get('sample_rate')} Hz, embedded in `corpus/` as the `audio` column), "
+        + f"{counts['queries']} queries, {counts['qrels']} relevant (query, clip) pairs, "
+        + f"{counts['mc']} two-option pairs.\n"
+        + f"- Built with reasonaudio {m.get('tool_version')}, seed {m.get('seed')}; the full manifest "
+        + "(parameters and content hashes) is `reasonaudio.json`.\n\n"
+        + "## Tasks\n\n| task | queries | what the query asks |\n|---|---:|---|\n"
+        + task_lines
+        + "\n\n## Configs\n\n"
+        + "- `corpus` (`id`, `audio`, `pattern`, `duration_s`, `n_events`), `queries` (`id`, `text`, `task`, "
+        + "`logic`), `qrels` = `default` (`query-id`, `corpus-id`, `score`): the whole benchmark, BEIR/MTEB style.\n"
+        + "- `<task>-corpus|queries|qrels`: one MTEB sub-task per reasoning task (the corpus is shared).\n"
+        + "- `<task>-mc-corpus|queries|qrels|top_ranked`: the two-option test as MTEB reranking: each query's "
+        + "candidates are its positive and its hard negative (chance 50%).\n\n"
+        + "```python\nfrom datasets import load_dataset\n"
+        + "corpus = load_dataset(PATH_OR_REPO, \"corpus\", split=\"test\")\n"
+        + "queries = load_dataset(PATH_OR_REPO, \"queries\", split=\"test\")\n```\n\n"
+        + "Evaluate with `reasonaudio eval PATH --model SPEC --out RUN`, or with mteb through "
+        + "`reasonaudio.mteb_tasks.tasks_for(PATH)`.\n\n"
+        + "## Build parameters\n\n```json\n" + params + "\n```\n"
+    )
+
+
+def export_hf(
+    bench_dir: str | Path,
+    out: str | Path,
+    *,
+    name: str | None = None,
+    license_id: str | None = None,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    row_group: int = ROW_GROUP,
+    force: bool = False,
+) -> dict:
+    """Write the Hugging Face folder for a benchmark directory into `out` (replaced atomically)."""
+    import pyarrow as pa
+
+    bench = load_benchmark(bench_dir)
+    out = Path(out)
+    if shard_bytes < 1 or row_group < 1:
+        raise UserError("shard size and row group size must be at least 1")
+    if out.resolve() == bench.root.resolve() or bench.root.resolve() in out.resolve().parents:
+        raise UserError(f"{out}: the export must not be written inside the benchmark directory {bench.root}")
+    name = name or bench.root.resolve().name
+    with output_directory(out, "hf dataset", inputs=[bench.root], force=force) as tmp:
+        summary = _write(bench, tmp, name, license_id or _license(bench), shard_bytes, row_group, pa)
+    return summary
+
+
+def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_group: int, pa) -> dict:
+    clips = bench.clips
+    sample_rate = bench.sample_rate
+    corpus_features = {
+        "id": _value("string"),
+        "audio": {"sampling_rate": sample_rate, "_type": "Audio"},
+        "pattern": _value("string"),
+        "duration_s": _value("float64"),
+        "n_events": _value("int64"),
+    }
+    corpus_schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("audio", pa.struct([("bytes", pa.binary()), ("path", pa.string())])),
+            ("pattern", pa.string()),
+            ("duration_s", pa.float64()),
+            ("n_events", pa.int64()),
+        ]
+    )
+    # plan shards from file sizes first so every shard's name carries the final count
+    rows = clips.select("clip_id", "path", "pattern", "duration_s", "n_events").rows()
+    sizes = []
+    for clip_id, rel, *_ in rows:
+        p = bench.root / rel
+        if not p.is_file():
+            raise UserError(f"{p}: audio file of clip {clip_id!r} not found")
+        sizes.append(p.stat().st_size)
+    shards: list[list[int]] = [[]]
+    used = 0
+    for i, size in enumerate(sizes):
+        if shards[-1] and used + size > shard_bytes:
+            shards.append([])
+            used = 0
+        shards[-1].append(i)
+        used += size
+    import pyarrow.parquet as pq
+
+    (root / "corpus").mkdir()
+    for s, members in enumerate(shards):
+        path = root / "corpus" / _shard_name(s, len(shards))
+        schema = corpus_schema.with_metadata({b"huggingface": _hf_features(corpus_features)})
+        with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=False) as writer:
+            for start in range(0, len(members), row_group):
+                batch = [rows[i] for i in members[start : start + row_group]]
+                writer.write_table(
+                    pa.table(
+                        {
+                            "id": [r[0] for r in batch],
+                            "audio": [{"bytes": (bench.root / r[1]).read_bytes(), "path": Path(r[1]).name} for r in batch],
+                            "pattern": [r[2] for r in batch],
+                            "duration_s": [None if r[3] is None else float(r[3]) for r in batch],
+                            "n_events": [None if r[4] is None else int(r[4]) for r in batch],
+                        },
+                        schema=schema,
+                    )
+                )
+
+    queries = bench.queries.select(
+        pl.col("query_id").cast(pl.Utf8).alias("id"), pl.col("text"), pl.col("task"), pl.col("logic").cast(pl.Utf8)
+    )
+    query_features = {c: _value("string") for c in queries.columns}
+    qrels = bench.qrels.filter(pl.col("relevance") > 0).select(
+        pl.col("query_id").cast(pl.Utf8).alias("query-id"),
+        pl.col("clip_id").cast(pl.Utf8).alias("corpus-id"),
+        pl.col("relevance").cast(pl.Int32).alias("score"),
+    )
+    qrel_features = {"query-id": _value("string"), "corpus-id": _value("string"), "score": _value("int32")}
+    one = _shard_name(0, 1)
+    _write_table(root / "queries" / one, queries.to_arrow(), query_features)
+    _write_table(root / "qrels" / one, qrels.to_arrow(), qrel_features)
+
+    corpus_glob = f"corpus/{SPLIT}-*.parquet"
+    configs: list[tuple[str, str]] = [
+        ("corpus", corpus_glob),
+        ("queries", f"queries/{SPLIT}-*.parquet"),
+        ("qrels", f"qrels/{SPLIT}-*.parquet"),
+        ("default", f"qrels/{SPLIT}-*.parquet"),
+    ]
+    present = set(queries["task"].to_list())
+    tasks = [t for t in TASKS if t in present] + sorted(present - set(TASKS))
+    task_of = dict(zip(queries["id"].to_list(), queries["task"].to_list()))
+    mc = bench.mc.select(
+        pl.col("query_id").cast(pl.Utf8), pl.col("positive_clip_id").cast(pl.Utf8), pl.col("negative_clip_id").cast(pl.Utf8)
+    )
+    for task in tasks:
+        q = queries.filter(pl.col("task") == task)
+        ids = q["id"].implode()
+        _write_table(root / f"{task}-queries" / one, q.to_arrow(), query_features)
+        _write_table(root / f"{task}-qrels" / one, qrels.filter(pl.col("query-id").is_in(ids)).to_arrow(), qrel_features)
+        configs += [
+            (f"{task}-corpus", corpus_glob),
+            (f"{task}-queries", f"{task}-queries/{SPLIT}-*.parquet"),
+            (f"{task}-qrels", f"{task}-qrels/{SPLIT}-*.parquet"),
+        ]
+        pairs = mc.filter(pl.col("query_id").is_in(ids))
+        if pairs.height:
+            ranked = pl.DataFrame(
+                {
+                    "query-id": pairs["query_id"],
+                    # id order, not (positive, negative): the position must not give the answer away
+                    "corpus-ids": [sorted([p, n]) for p, n in zip(pairs["positive_clip_id"], pairs["negative_clip_id"])],
+                },
+                schema={"query-id": pl.Utf8, "corpus-ids": pl.List(pl.Utf8)},
+            )
+            _write_table(
+                root / f"{task}-mc-top_ranked" / one,
+                ranked.to_arrow(),
+                {"query-id": _value("string"), "corpus-ids": {"feature": _value("string"), "_type": "List"}},
+            )
+            configs += [
+                (f"{task}-mc-corpus", corpus_glob),
+                (f"{task}-mc-queries", f"{task}-queries/{SPLIT}-*.parquet"),
+                (f"{task}-mc-qrels", f"{task}-qrels/{SPLIT}-*.parquet"),
+                (f"{task}-mc-top_ranked", f"{task}-mc-top_ranked/{SPLIT}-*.parquet"),
+            ]
+    unknown_mc = set(mc["query_id"].to_list()) - set(task_of)
+    if unknown_mc:
+        raise UserError(f"{bench.root / 'mc.parquet'}: query_id {sorted(unknown_mc)[0]!r} is not in queries.parquet")
+    counts = {
+        "clips": clips.height,
+        "queries": queries.height,
+        "qrels": qrels.height,
+        "mc": mc.height,
+        "corpus_shards": len(shards),
+        "queries_per_task": {t: int((queries["task"] == t).sum()) for t in tasks},
+    }
+    (root / "reasonaudio.json").write_text(json.dumps(bench.manifest, indent=2, sort_keys=True) + "\n")
+    (root / "README.md").write_text(_card(bench, name, license_id, configs, tasks, counts), encoding="utf-8")
+    return {"configs": [c for c, _ in configs], "tasks": tasks, **counts}

@@ -1,0 +1,197 @@
+"""Where a build's output lives: a local directory, or any filesystem fsspec opens (`s3://`, `gs://`,
+`file://`, `memory://` ...), with the same rule everywhere: never a half-written benchmark.
+
+A local directory is assembled in a temporary sibling and renamed into place (one atomic rename).
+Object stores have no rename, so a remote output is assembled under a temporary sibling prefix and
+then moved file by file with `manifest.json` last: a remote benchmark is complete exactly when its
+manifest exists, and readers (and `reasonaudio merge`) look for the manifest first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+
+from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import MARKER, output_directory
+
+MANIFEST = "manifest.json"
+
+
+def is_uri(target: str | os.PathLike) -> bool:
+    """A `scheme://` location goes through fsspec; a plain path stays on the local filesystem."""
+    return isinstance(target, str) and "://" in target
+
+
+def open_fs(url: str):
+    """(filesystem, path inside it) for a URI, with a clear error for a scheme whose driver is
+    missing (s3:// needs s3fs, gs:// needs gcsfs)."""
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url)
+    except (ImportError, ValueError) as err:
+        raise UserError(f"{url}: cannot open this location through fsspec ({err})") from None
+
+
+def local_fs():
+    import fsspec
+
+    return fsspec.filesystem("file")
+
+
+def _join(base: str, rel: str) -> str:
+    return f"{base.rstrip('/')}/{rel}"
+
+
+class Output:
+    """An output directory being written, as a context manager: on normal exit the staged output
+    is put into place, on an exception it is removed. Tables go to `root` (always a local
+    directory); audio to `audio_url` (the same place when local, the remote staging prefix
+    otherwise). A local output follows `reasonaudio.io.outputs` (lock, kind marker, refusals)."""
+
+    def __init__(self, target: str | os.PathLike, kind: str, *, inputs=(), force: bool = False):
+        self.target = target
+        self.kind = kind
+        self.force = force
+        self.inputs = [i for i in inputs if not is_uri(i)]
+        self.remote = is_uri(target)
+        self.root: Path | None = None
+        self._remote_tmp: str | None = None
+        self._local = None
+        if self.remote:
+            self.fs, self.path = open_fs(str(target))
+            self.path = self.path.rstrip("/")
+        else:
+            self.fs, self.path = None, os.path.abspath(target)
+
+    # -- context ----------------------------------------------------------------------------------
+
+    def __enter__(self) -> "Output":
+        if not self.remote:
+
+
+            self._local = output_directory(self.target, self.kind, inputs=self.inputs, force=self.force)
+            self.root = self._local.__enter__()
+            (self.root / "audio").mkdir()
+            return self
+        self._check_remote()
+        self.root = Path(tempfile.mkdtemp(prefix="reasonaudio-stage-"))
+        parent, _, name = self.path.rpartition("/")
+        token = f".{name}.tmp-{uuid.uuid4().hex[:12]}"
+        self._remote_tmp = _join(parent, token) if parent else token
+        self.fs.makedirs(_join(self._remote_tmp, "audio"), exist_ok=True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if not self.remote:
+            return bool(self._local.__exit__(exc_type, exc, tb))
+        if exc_type is None:
+            self._commit_remote()
+        else:
+            self._abort_remote()
+        return False
+
+    @property
+    def audio_fs(self):
+        if self.fs is None:
+            self.fs = local_fs()
+        return self.fs
+
+    @property
+    def audio_dir(self) -> str:
+        """Where audio files go while staging (a path of `audio_fs`)."""
+        if self.remote:
+            return _join(self._remote_tmp, "audio")
+        return str(self.root / "audio")
+
+    @property
+    def audio_url(self) -> str:
+        """`audio_dir` as a location another process can open (a local path or a URI)."""
+        if not self.remote:
+            return self.audio_dir
+        protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
+        return f"{protocol}://{self.audio_dir}"
+
+    # -- remote outputs ---------------------------------------------------------------------------
+
+    def _check_remote(self) -> None:
+        """The refusals of `reasonaudio.io.outputs`, on a remote filesystem (it has no locks)."""
+
+
+        fs, path, shown = self.fs, self.path, str(self.target)
+        if not fs.exists(path):
+            return
+        if not fs.isdir(path):
+            raise UserError(f"{shown}: exists and is not a directory")
+        if not fs.ls(path):
+            return
+        try:
+            kind = json.loads(fs.cat_file(_join(path, MARKER)))["kind"]
+        except (OSError, ValueError, KeyError, TypeError):
+            kind = None
+        if kind != self.kind:
+            raise UserError(f"{shown}: directory is not empty and holds no reasonaudio {self.kind}; refusing to replace it (choose another --out)")
+        if not self.force:
+            raise UserError(f"{shown}: holds an earlier {self.kind}; pass --force to replace it")
+
+    def _commit_remote(self) -> None:
+
+
+        fs, tmp = self.fs, self._remote_tmp
+        self._check_remote()  # again: the location may have changed while the output was made
+        (self.root / MARKER).write_text(json.dumps({"kind": self.kind}) + "\n")
+        local = sorted(p for p in self.root.rglob("*") if p.is_file())
+        rels = [p.relative_to(self.root).as_posix() for p in local]
+        for parent in sorted({r.rpartition("/")[0] for r in rels if "/" in r}):
+            fs.makedirs(_join(tmp, parent), exist_ok=True)  # object stores ignore it; file:// needs it
+        fs.put([str(p) for p in local], [_join(tmp, r) for r in rels])
+        if fs.exists(self.path):
+            fs.rm(self.path, recursive=True)
+        prefix = tmp.rstrip("/") + "/"
+        staged = sorted(p[len(prefix):] for p in fs.find(tmp))
+        # the files that say "complete" go last: a reader that sees them sees everything else
+        last = [name for name in LAST_FILES if name in staged]
+        order = [r for r in staged if r not in last] + last
+        for parent in sorted({_join(self.path, r).rpartition("/")[0] for r in order}):
+            fs.makedirs(parent, exist_ok=True)
+        for rel in order:
+            fs.mv(_join(tmp, rel), _join(self.path, rel))
+        _rm_quiet(fs, tmp)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _abort_remote(self) -> None:
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+        if self._remote_tmp is not None:
+            _rm_quiet(self.fs, self._remote_tmp)
+
+
+LAST_FILES = (MANIFEST, "shard.json", ".reasonaudio-output")
+
+
+def _rm_quiet(fs, path: str) -> None:
+    try:
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+    except OSError:
+        pass
+
+
+def upload_dir(local_dir: Path, fs, dest: str) -> None:
+    """Copies every file of `local_dir` to `dest` on `fs` (one batched put), then removes it."""
+    files = sorted(p for p in Path(local_dir).iterdir() if p.is_file())
+    if files:
+        fs.put([str(p) for p in files], [_join(dest, p.name) for p in files])
+    shutil.rmtree(local_dir, ignore_errors=True)
+
+
+def location(target: str | os.PathLike):
+    """(filesystem, path) of a location to read: a local path or a URI."""
+    if is_uri(target):
+        return open_fs(str(target))
+    return local_fs(), os.path.abspath(target)
