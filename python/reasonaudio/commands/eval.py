@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--out", required=True, type=Path, help="results directory (written atomically; never inside BENCH)")
     parser.add_argument("--force", action="store_true", help="replace an earlier results directory at --out")
     parser.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
-    parser.add_argument("--search-batch", type=int, default=256, help="queries per FAISS search batch (default 256)")
+    parser.add_argument("--search-batch", type=int, default=256, help="queries per ranking batch (default 256)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="seed for bootstrap, random baseline and t-SNE")
     parser.add_argument("--device", default=None, help="torch device for neural adapters (default: cuda if available)")

@@ -4,7 +4,7 @@ A model is one of two kinds:
 
 - an :class:`EmbeddingModel` maps query texts and clip audio into one vector space
   (`encode_text(list[str]) -> float32[n, d]`, `encode_audio(list[path]) -> float32[n, d]`); the
-  evaluator L2-normalises the vectors and ranks clips with FAISS inner product (cosine);
+  evaluator L2-normalises the vectors and ranks clips by the core's canonical inner product (cosine);
 - a :class:`ScoringModel` returns a score matrix `float32[n_queries, n_clips]` directly (BM25 over
   captions, structured logic, the qrels oracle) — nothing to embed, so nothing to index.
 
