@@ -58,6 +58,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ray is not None:  # before planning: a missing Ray is the install hint, not a failure after the plan
+        from reasonaudio.errors import require
+
+        require("ray", "ray", "--ray")
     config = BuildConfig(
         clips=args.clips,
         overlap_fraction=args.overlap_fraction,

@@ -57,15 +57,19 @@ def _load(spec: str, device: str, progress: bool):
 def _device(name: str | None) -> str:
     if name:
         return name
-    import torch
+    from reasonaudio.detect import torch_module
 
+    torch = torch_module()
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from reasonaudio.detect import torch_module
     from reasonaudio.detect.train import TrainConfig, train, train_cached
+
+    torch_module()  # before any work: a missing torch is the install hint, not a traceback mid-run
 
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
@@ -85,8 +89,12 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_detect(args: argparse.Namespace) -> int:
+    from reasonaudio.detect import torch_module
     from reasonaudio.detect.infer import audio_inputs, detect
-    from reasonaudio.errors import UserError
+    from reasonaudio.errors import UserError, require
+
+    torch_module()  # both before any work, so a missing package is the install hint up front
+    require("scipy.ndimage", "detect", "the detector's median filter (SciPy)")
 
     device = _device(args.device)
     detector = _load(args.model, device, not args.quiet)

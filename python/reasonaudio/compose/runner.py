@@ -51,8 +51,12 @@ class Qwen2AudioModel:
     """Qwen2-Audio-class model from a local directory (no download); greedy decoding."""
 
     def __init__(self, path: str, max_new_tokens: int = 256, device: str | None = None) -> None:
-        import torch
-        from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
+        from reasonaudio.errors import require
+
+        torch = require("torch", "models", "the Qwen2-Audio model")
+        transformers = require("transformers", "models", "the Qwen2-Audio model")
+        AutoProcessor, Qwen2AudioForConditionalGeneration = (transformers.AutoProcessor,
+                                                              transformers.Qwen2AudioForConditionalGeneration)
 
         if not Path(path).is_dir():
             raise UserError(f"model directory {path} does not exist")

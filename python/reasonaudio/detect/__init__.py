@@ -6,3 +6,10 @@ corpus) -> postprocess (median filter, thresholds, gaps) -> rank (template gramm
 graded score) -> metrics (SED metrics via sed_scores_eval) -> errors (which perception error costs
 which task). torch is imported only inside the functions that need it.
 """
+
+
+def torch_module():
+    """torch, or a one-line install hint (exit 2) when it is missing: the detector's one import of it."""
+    from reasonaudio.errors import require
+
+    return require("torch", "detect", "the sound-event detector (PyTorch)")

@@ -357,7 +357,9 @@ def tsne_plot(result, path: Path, *, n_queries: int = 8, seed: int = 0, n_backgr
     Queries are picked round-robin over tasks from the two-option pairs, in table order (no
     randomness), so the same run gives the same picture.
     """
-    from sklearn.manifold import TSNE
+    from reasonaudio.errors import require
+
+    TSNE = require("sklearn.manifold", "eval", "the t-SNE figure (scikit-learn)").TSNE
 
     plt = _pyplot()
     pairs = result.two_option_pairs

@@ -83,10 +83,9 @@ def _license(bench) -> str:
 
 def _card(bench, name: str, license_id: str, configs: list[tuple[str, str]], tasks: list[str], counts: dict) -> str:
     """README.md: YAML header (configs, license, task tags) and a description of tasks and build."""
-    try:
-        import yaml
-    except ImportError:
-        raise UserError("writing the dataset card needs PyYAML: `pip install 'reasonaudio[hf]'`") from None
+    from reasonaudio.errors import require
+
+    yaml = require("yaml", "hf", "writing the dataset card (PyYAML)")
 
     header = {
         "license": license_id,

@@ -138,10 +138,9 @@ def _front_matter(readme: Path) -> dict:
     end = text.find("\n---", 3)
     if end < 0:
         return {}
-    try:
-        import yaml
-    except ImportError:
-        raise UserError(f"{readme}: reading its YAML header needs PyYAML (`pip install 'reasonaudio[hf]'`)") from None
+    from reasonaudio.errors import require
+
+    yaml = require("yaml", "hf", f"{readme}: reading its YAML header (PyYAML)")
     try:
         data = yaml.safe_load(text[3:end])
     except yaml.YAMLError as err:

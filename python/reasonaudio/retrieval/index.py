@@ -69,13 +69,9 @@ def score_tolerance(dim: int) -> float:
 
 
 def _faiss():
-    try:
-        import faiss
-    except ImportError:
-        raise UserError(
-            "ranking embeddings needs FAISS (`pip install faiss-cpu` or `pip install 'reasonaudio[eval]'`)"
-        ) from None
-    return faiss
+    from reasonaudio.errors import require
+
+    return require("faiss", "eval", "ranking embeddings", hint="install it: pip install faiss-cpu, or pip install 'reasonaudio[eval]'")
 
 
 class FlatIndex:

@@ -126,10 +126,9 @@ def _copyright(package: str):
     import logging
     import warnings
 
-    try:
-        from debian.copyright import Copyright
-    except ImportError:
-        raise UserError("reading the packages' copyright files needs python-debian: pip install 'reasonaudio[atoms]'") from None
+    from reasonaudio.errors import require
+
+    Copyright = require("debian.copyright", "atoms", "reading the packages' copyright files (python-debian)").Copyright
 
     path = Path(f"/usr/share/doc/{package}/copyright")
     # scratch's file names an early DEP-5 URL; python-debian reads it fine but complains

@@ -24,7 +24,8 @@ from reasonaudio.retrieval.registry import ModelMeta
 
 class DetectModel(ScoringModel):
     def __init__(self, argument: str, options: ModelOptions):
-        require("torch")
+        require("torch", extra="detect")
+        require("scipy", extra="detect")  # the median filter of the detections
         from reasonaudio.detect.model import Detector
         from reasonaudio.detect.train import train_cached
 

@@ -1,0 +1,141 @@
+"""Input faults of every command: each case is one CLI call with a bad option, a corrupt input or a
+missing optional package, and the exit status and message fragment it must give (never a
+traceback, never a hang). Cases that need a benchmark share one small build per module.
+
+Optional packages are hidden in a subprocess (`sys.modules[name] = None` makes `import name` raise
+ImportError) so that nothing this process imported earlier masks the missing package.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from reasonaudio.cli import main
+
+PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"
+HIDE_AND_RUN = (
+    "import sys\n"
+    "for name in sys.argv[1].split(','):\n"
+    "    sys.modules[name] = None\n"
+    "from reasonaudio.cli import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PYTHON_DIR), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_hidden(hide: tuple[str, ...], argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", HIDE_AND_RUN, ",".join(hide), *argv], cwd=cwd, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+# --- 1. optional packages: exit 2, one line, the extra to install ------------------------------------
+
+@dataclass(frozen=True)
+class Missing:
+    id: str
+    hide: tuple[str, ...]
+    argv: tuple[str, ...]
+    extra: str
+
+
+MISSING = [
+    Missing("detect-train-no-torch", ("torch",), ("detect", "train", "procedural", "--steps", "1"), "detect"),
+    Missing("detect-run-no-torch", ("torch",), ("detect", "run", "m.pt", ".", "--out", "o.parquet"), "detect"),
+    Missing("detect-run-no-scipy", ("scipy",), ("detect", "run", "m.pt", ".", "--out", "o.parquet"), "detect"),
+    Missing("audit-score-no-sklearn", ("sklearn",), ("audit", "score", "j.json", "--bench", "."), "eval"),
+    Missing("atoms-pack-no-debian", ("debian",), ("atoms", "pack", "debian", "--out", "lib"), "atoms"),
+    Missing("build-ray-no-ray", ("ray",), ("build", "--ray", "local", "--out", "b", "--clips", "20", "--quiet"), "ray"),
+]
+
+
+@pytest.mark.parametrize("case", MISSING, ids=[c.id for c in MISSING])
+def test_missing_optional_package_is_one_line_with_the_install_hint(case: Missing, tmp_path: Path):
+    (tmp_path / "j.json").write_text("{}")
+    done = run_hidden(case.hide, list(case.argv), tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert f"pip install 'reasonaudio[{case.extra}]'" in lines[0]
+    assert f"'{case.hide[0]}'" in lines[0]
+
+
+def test_require_imports_present_packages_and_names_missing_ones(monkeypatch):
+    from reasonaudio.errors import UserError, require
+
+    assert require("json", "x", "reading JSON").dumps([1]) == "[1]"
+    monkeypatch.setitem(sys.modules, "some_absent_pkg", None)
+    with pytest.raises(UserError, match=r"^doing it needs the Python package 'some_absent_pkg' .*pip install 'reasonaudio\[ex\]'$"):
+        require("some_absent_pkg.sub", "ex", "doing it")
+    with pytest.raises(UserError, match=r"install it: pip install other$"):
+        require("some_absent_pkg", None, "doing it", hint="install it: pip install other")
+
+
+def test_no_optional_package_is_imported_outside_the_helper():
+    """Every optional import goes through `reasonaudio.errors.require` (or the detector's and the
+    adapters' wrappers of it): a bare `import torch` in a function is a traceback without torch."""
+    import ast
+
+    optional = {"torch", "scipy", "sklearn", "jiwer", "faiss", "datasets", "mteb", "ray", "s3fs", "debian", "yaml",
+                "transformers", "sed_scores_eval", "whisper_normalizer", "peft", "rank_bm25"}
+    offenders = []
+    for path in sorted((PYTHON_DIR / "reasonaudio").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        annotation_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                           and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in annotation_only:
+                continue
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            if any(name.split(".")[0] in optional for name in names):
+                offenders.append(f"{path.relative_to(PYTHON_DIR)}:{node.lineno}: {ast.unparse(node)}")
+    assert not offenders, offenders
+
+
+# --- 2. Ctrl-C while the command is still importing -----------------------------------------------------
+
+STARTED = "import sys; sys.stderr.write('started\\n'); sys.stderr.flush(); from reasonaudio.cli import main; sys.exit(main())"
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.15, 0.22, 0.3])
+def test_sigint_during_startup_exits_130_quietly(delay: float, tmp_path: Path):
+    """Ctrl-C while the command is still importing its libraries. The clock starts once the
+    interpreter itself is up (its `site` start-up runs other packages' .pth hooks, before any code of
+    ours can install a handler, and takes 0.1-0.3 s on a loaded machine)."""
+    proc = subprocess.Popen([sys.executable, "-c", STARTED, "validate", str(tmp_path / "absent")], cwd=tmp_path,
+                            env=_env(), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert proc.stderr.readline() == "started\n"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    if proc.returncode == 2 and "absent" in err:  # the whole command had already finished (a fast machine)
+        return
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.strip().endswith("interrupted")
+
+
+def test_import_reasonaudio_does_not_load_the_extension():
+    """`reasonaudio.cli` is imported before its signal handling exists: the package must stay light."""
+    code = "import sys, reasonaudio.cli; print('reasonaudio._core' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
+    assert main is not None
