@@ -139,3 +139,87 @@ def test_import_reasonaudio_does_not_load_the_extension():
     out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
     assert main is not None
+
+
+# --- the table of input faults: (id, argv, exit status, fragment of stderr) --------------------------
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    argv: tuple[str, ...]  # {tmp}: the test's folder; {bench}: the module's small benchmark
+    code: int
+    fragment: str
+
+
+def cli(argv: list[str], capsys) -> tuple[int, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's usage errors
+        code = exit_.code
+    captured = capsys.readouterr()
+    return int(code or 0), captured.err + captured.out
+
+
+def _expand(argv, tmp: Path, bench: Path | None) -> list[str]:
+    return [a.format(tmp=tmp, bench=bench) for a in argv]
+
+
+BOUNDS = [
+    Case("build-clips-huge", ("build", "--out", "{tmp}/b", "--clips", "1000000000000"), 2, "--clips must be within 1..10,000,000"),
+    Case("build-max-clip-s-huge", ("build", "--out", "{tmp}/b", "--max-clip-s", "1e9"), 2, "--max-clip-s must be within (0, 600]"),
+    Case("build-max-clip-s-nan", ("build", "--out", "{tmp}/b", "--max-clip-s", "nan"), 2, "--max-clip-s must be within"),
+    Case("build-seed-negative", ("build", "--out", "{tmp}/b", "--seed", "-1"), 2, "--seed must be within 0..2^64-1"),
+    Case("build-plan-probability", ("build", "--out", "{tmp}/b", "--plan", "native_probability=2"), 2, "a probability, must be within [0, 1]"),
+    Case("build-plan-overlap-probability", ("build", "--out", "{tmp}/b", "--plan", "overlap_probability=-0.5"), 2, "a probability"),
+    Case("build-plan-min-events-0", ("build", "--out", "{tmp}/b", "--plan", "min_events=0"), 2, "min_events=0: must be at least 1"),
+    Case("build-plan-min-events-above-max", ("build", "--out", "{tmp}/b", "--clips", "60", "--plan", "min_events=9"), 2, "9..8 is not a valid range"),
+    Case("build-plan-nan", ("build", "--out", "{tmp}/b", "--plan", "margin_s=NaN"), 2, "numbers must be finite"),
+    Case("build-hard-negatives-vs-clips", ("build", "--out", "{tmp}/b", "--clips", "60", "--min-hard-negatives", "1000"), 2,
+         "--min-hard-negatives 1000 needs more clips"),
+    Case("build-queries-huge", ("build", "--out", "{tmp}/b", "--queries-per-task", "1000001"), 2, "--queries-per-task must be within 0..1,000,000"),
+    Case("compose-n-huge", ("compose", "build", "--out", "{tmp}/c", "--n", "4000000000"), 2, "argument --n: must be within 4..100,000"),
+    Case("compose-rate-huge", ("compose", "build", "--out", "{tmp}/c", "--n", "8", "--sample-rate", "1000000000"), 2, "8000..192000"),
+    Case("compose-seed-negative", ("compose", "build", "--out", "{tmp}/c", "--seed", "-1"), 2, "argument --seed: must be within 0..4,294,967,295"),
+    Case("compose-run-limit-negative", ("compose", "run", "{tmp}", "--model", "cmd:true", "--out", "{tmp}/o.jsonl", "--limit", "-1"), 2,
+         "argument --limit: must be at least 1"),
+    Case("audit-bootstrap-huge", ("audit", "score", "{tmp}/j.json", "--bench", "{tmp}", "--bootstrap", "1000000000"), 2,
+         "argument --bootstrap: must be within 1..20,000"),
+    Case("eval-bootstrap-huge", ("eval", "{tmp}", "--model", "random", "--out", "{tmp}/r", "--bootstrap", "1000000000"), 2,
+         "argument --bootstrap: must be within 0..20,000"),
+    Case("detect-channels-0", ("detect", "train", "procedural", "--channels", "0"), 2, "argument --channels: must be within 1..2,048"),
+    Case("detect-device-bogus", ("detect", "train", "procedural", "--steps", "1", "--device", "bogus"), 2, "--device bogus: expected cpu, cuda"),
+    Case("detect-run-device-bogus", ("detect", "run", "{tmp}/m.pt", "{tmp}", "--out", "{tmp}/o.parquet", "--device", "bogus"), 2,
+         "--device bogus: expected cpu, cuda"),
+    Case("export-shard-mb-nan", ("export", "{tmp}", "--out", "{tmp}/hf", "--shard-mb", "nan"), 2, "argument --shard-mb: must be a finite number"),
+    Case("export-shard-mb-inf", ("export", "{tmp}", "--out", "{tmp}/hf", "--shard-mb", "inf"), 2, "argument --shard-mb: must be a finite number"),
+    Case("atoms-show-columns-0", ("atoms", "show", "procedural", "--out", "{tmp}/s.png", "--columns", "0"), 2, "argument --columns: must be within 1..100"),
+]
+
+
+@pytest.mark.parametrize("case", BOUNDS, ids=[c.id for c in BOUNDS])
+def test_numeric_options_are_bounded_before_any_work(case: Case, tmp_path: Path, capsys):
+    (tmp_path / "j.json").write_text("{}")
+    start = time.perf_counter()
+    code, err = cli(_expand(case.argv, tmp_path, None), capsys)
+    assert (code, "Traceback" in err) == (case.code, False), err
+    assert case.fragment in err, err
+    assert time.perf_counter() - start < 30  # refused up front, not after planning or rendering
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_detect_device_cuda_without_a_gpu_is_refused(tmp_path: Path, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    code, err = cli(["detect", "train", "procedural", "--steps", "1", "--device", "cuda"], capsys)
+    assert code == 2 and "--device cuda: no CUDA GPU is visible" in err, err
+
+
+def test_queries_per_task_beyond_the_corpus_is_capped_up_front(tmp_path: Path, capsys):
+    """A million queries asked of 60 clips: the search starts at the clip count, so the build takes
+    the time of the queries the corpus hosts, not of the number asked."""
+    start = time.perf_counter()
+    code, err = cli(["build", "--out", str(tmp_path / "b"), "--clips", "60", "--queries-per-task", "1000000", "--quiet"], capsys)
+    assert code == 0, err
+    assert "60 clips host" in err and "(asked for 1000000)" in err
+    assert time.perf_counter() - start < 90

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from reasonaudio.commands.bounds import SEED, float_in, int_in
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -21,14 +23,14 @@ def add_parser(subparsers) -> None:
     train = sub.add_parser("train", help="train a detector on mixtures of an atom library")
     train.add_argument("library", help="`procedural` or an atom library directory")
     train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
-    train.add_argument("--steps", type=int, default=None, help="optimiser steps (default 800)")
-    train.add_argument("--batch", type=int, default=None, help="clips per step (default 16)")
-    train.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget in seconds (default 870)")
-    train.add_argument("--labels", type=int, default=None, help="train on the first N labels only (quick experiments)")
-    train.add_argument("--channels", type=int, default=None, help="convolution channels (default 160)")
-    train.add_argument("--seed", type=int, default=None, help="training seed (default 0)")
-    train.add_argument("--valid-clips", type=int, default=None, help="held-out mixtures for the frame-F1 check (default 64)")
-    train.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help="optimiser steps, 1..10,000,000 (default 800)")
+    train.add_argument("--batch", type=int_in(1, 1024), default=None, help="clips per step, 1..1024 (each holds a mixture and its features in memory; default 16)")
+    train.add_argument("--max-seconds", type=float_in(0, 1e7, low_open=True), default=None, help="wall-clock budget in seconds, (0, 1e7] (default 870)")
+    train.add_argument("--labels", type=int_in(1), default=None, help="train on the first N labels only (quick experiments)")
+    train.add_argument("--channels", type=int_in(1, 2048), default=None, help="convolution channels, 1..2048 (the weights grow with its square; default 160)")
+    train.add_argument("--seed", type=SEED, default=None, help="training seed, 0..2^32-1 (default 0)")
+    train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help="held-out mixtures for the frame-F1 check, 1..100,000 (default 64)")
+    train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
 
@@ -39,7 +41,7 @@ def add_parser(subparsers) -> None:
     run.add_argument("--metrics", type=Path, default=None, help="also write SED metrics (JSON) against the benchmark's events.parquet")
     run.add_argument("--force", action="store_true", help="replace existing --out / --metrics files")
     run.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the model's, 0.5)")
-    run.add_argument("--device", default=None)
+    run.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=run_detect)
 
@@ -55,12 +57,9 @@ def _load(spec: str, device: str, progress: bool):
 
 
 def _device(name: str | None) -> str:
-    if name:
-        return name
-    from reasonaudio.detect import torch_module
+    from reasonaudio.detect import torch_device
 
-    torch = torch_module()
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return torch_device(name)
 
 
 def run_train(args: argparse.Namespace) -> int:

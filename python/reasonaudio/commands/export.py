@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from reasonaudio.commands.bounds import float_in
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -21,7 +23,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--force", action="store_true", help="replace an earlier export at --out")
     parser.add_argument("--name", default=None, help="dataset name in the card (default: the benchmark folder's name)")
     parser.add_argument("--license", default=None, help="license id for the card (default: the atoms' license, else 'other')")
-    parser.add_argument("--shard-mb", type=float, default=500.0, help="audio megabytes per corpus shard (default 500)")
+    parser.add_argument("--shard-mb", type=float_in(0.01, 100_000), default=500.0, help="audio megabytes per corpus shard, 0.01..100,000 (default 500)")
     parser.set_defaults(func=run)
 
 

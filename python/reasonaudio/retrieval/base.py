@@ -101,10 +101,11 @@ def as_float32_matrix(x, what: str, rows: int | None = None) -> np.ndarray:
 
 
 def torch_device(options: ModelOptions) -> str:
-    if options.device:
-        return options.device
-    torch = require("torch")
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """--device checked up front (see reasonaudio.detect.torch_device), or cuda when a GPU is visible."""
+    from reasonaudio.detect import torch_device as checked_device
+
+    require("torch")  # first, so that a missing torch names the models extra
+    return checked_device(options.device)
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:

@@ -1,0 +1,43 @@
+"""argparse types for bounded numeric options: a value outside its range is a usage error (exit 2)
+naming the option, before any work starts. Every bound is stated in the option's help too."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def int_in(lo: int, hi: int | None = None):
+    """An integer within lo..hi (hi None: no upper bound)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"must be within {lo}..{hi:,}, got {value}" if hi is not None
+                                             else f"must be at least {lo}, got {value}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in "invalid <name> value" messages
+    return parse
+
+
+def float_in(lo: float, hi: float, *, low_open: bool = False):
+    """A finite number within [lo, hi] ((lo, hi] with low_open); NaN and infinities are refused."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or value < lo or value > hi or (low_open and value == lo):
+            raise argparse.ArgumentTypeError(f"must be a finite number within {'(' if low_open else '['}{lo:g}, {hi:g}], got {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+SEED = int_in(0, 2**32 - 1)  # numpy's and torch's seeds; the build's seed (u64) has its own check
