@@ -223,3 +223,214 @@ def test_queries_per_task_beyond_the_corpus_is_capped_up_front(tmp_path: Path, c
     assert code == 0, err
     assert "60 clips host" in err and "(asked for 1000000)" in err
     assert time.perf_counter() - start < 90
+
+
+# --- 4. corrupt inputs are named, never a traceback -----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict:
+    """One small build, its two shards, its saved plan, its Hub export and one results directory."""
+    root = tmp_path_factory.mktemp("safety")
+    small = ["--clips", "40", "--queries-per-task", "2", "--quiet"]
+    assert main(["build", "--out", str(root / "bench"), *small]) == 0
+    for k in (0, 1):
+        assert main(["build", "--out", str(root / f"shard{k}"), "--shard", f"{k}/2", *small]) == 0
+    assert main(["build", "--save-plan", str(root / "plan.npz"), *small[:-1]]) == 0
+    assert main(["export", str(root / "bench"), "--out", str(root / "hf")]) == 0
+    assert main(["eval", str(root / "bench"), "--model", "random", "--out", str(root / "results"), "--no-figures", "--quiet"]) == 0
+    return {"root": root}
+
+
+def _truncate(path: Path, keep: int = 300) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_truncated_render_parquet_of_a_shard_is_named(corpus, tmp_path: Path, capsys):
+    broken = _copy(corpus["root"] / "shard0", tmp_path / "shard0")
+    _truncate(broken / "render.parquet")
+    code, err = cli(["merge", str(broken), str(corpus["root"] / "shard1"), "--out", str(tmp_path / "m"), "--quiet"], capsys)
+    assert code == 2 and f"{broken}/render.parquet: cannot read parquet" in err and "Traceback" not in err, err
+    assert not (tmp_path / "m").exists()
+
+
+def test_merge_command_prints_its_summary(corpus, tmp_path: Path, capsys):
+    """`reasonaudio merge` read the manifest through a helper that no longer exists (an ImportError)."""
+    code, out = cli(["merge", str(corpus["root"] / "shard1"), str(corpus["root"] / "shard0"), "--out", str(tmp_path / "m"), "--quiet"], capsys)
+    assert code == 0 and "merged 2 shards" in out and "40 clips" in out, out
+    assert (tmp_path / "m" / "manifest.json").read_bytes() == (corpus["root"] / "bench" / "manifest.json").read_bytes()
+
+
+@pytest.mark.parametrize("command", ["build", "merge"])
+def test_truncated_plan_file_is_named(corpus, tmp_path: Path, capsys, command: str):
+    plan = tmp_path / "plan.npz"
+    plan.write_bytes((corpus["root"] / "plan.npz").read_bytes()[:500])
+    if command == "build":
+        argv = ["build", "--out", str(tmp_path / "b"), "--clips", "40", "--queries-per-task", "2", "--from-plan", str(plan), "--quiet"]
+    else:
+        argv = ["merge", str(corpus["root"] / "shard0"), str(corpus["root"] / "shard1"), "--out", str(tmp_path / "m"), "--from-plan", str(plan)]
+    code, err = cli(argv, capsys)
+    assert code == 2 and f"{plan}: not a reasonaudio plan file" in err and "Traceback" not in err, err
+
+
+def test_truncated_export_shard_is_named(corpus, tmp_path: Path, capsys):
+    hf = _copy(corpus["root"] / "hf", tmp_path / "hf")
+    shard = sorted((hf / "corpus").glob("*.parquet"))[0]
+    _truncate(shard, 1000)
+    code, err = cli(["eval", str(hf), "--model", "random", "--out", str(tmp_path / "r"), "--no-figures", "--quiet"], capsys)
+    assert code == 2 and f"{shard}: not a readable parquet file" in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("value", ['"oops"', "[1, 2]"])
+@pytest.mark.parametrize("command", ["validate", "eval", "export"])
+def test_manifest_params_not_an_object(corpus, tmp_path: Path, capsys, command: str, value: str):
+    import json
+
+    bench = _copy(corpus["root"] / "bench", tmp_path / "bench")
+    manifest = json.loads((bench / "manifest.json").read_text())
+    manifest["params"] = json.loads(value)
+    (bench / "manifest.json").write_text(json.dumps(manifest))
+    argv = {"validate": ["validate", str(bench)],
+            "eval": ["eval", str(bench), "--model", "random", "--out", str(tmp_path / "r"), "--no-figures", "--quiet"],
+            "export": ["export", str(bench), "--out", str(tmp_path / "hf")]}[command]
+    code, err = cli(argv, capsys)
+    assert "Traceback" not in err, err
+    if command == "validate":  # a contract violation of the manifest, reported as a failed check
+        assert code == 1 and "manifest.json: params should be an object" in err, err
+    else:
+        assert code == 2 and "manifest.json: params should be a JSON object" in err, err
+
+
+@pytest.mark.parametrize("content", ['{"oops": ', "[]", '{"format": "reasonaudio-results/1"}', "\xff\xfe"])
+def test_malformed_results_json_in_report(corpus, tmp_path: Path, capsys, content: str):
+    results = _copy(corpus["root"] / "results", tmp_path / "results")
+    (results / "results.json").write_bytes(content.encode("latin-1"))
+    code, err = cli(["report", str(results), "--out", str(tmp_path / "rep")], capsys)
+    assert code == 2 and f"{results}/results.json" in err and "Traceback" not in err, err
+
+
+def test_one_garbage_file_in_an_annotate_directory(corpus, tmp_path: Path, capsys):
+    bench = corpus["root"] / "bench"
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / "a.parquet").write_bytes((bench / "events.parquet").read_bytes())
+    (events / "zz.parquet").write_text("not parquet\n")
+    code, err = cli(["annotate", "--events", str(events), "--queries", str(bench / "queries.parquet"),
+                     "--clips", str(bench / "clips.parquet"), "--out", str(tmp_path / "q.parquet")], capsys)
+    assert code == 2 and f"{events}/zz.parquet: not a readable parquet file" in err and "Traceback" not in err, err
+
+
+def test_annotate_names_the_file_of_a_bad_row(corpus, tmp_path: Path, capsys):
+    import polars as pl
+
+    bench = corpus["root"] / "bench"
+    events = pl.read_parquet(bench / "events.parquet")
+    bad = events.with_columns(pl.when(pl.int_range(pl.len()) == 5).then(pl.col("onset_sample") + 10**7)
+                              .otherwise(pl.col("onset_sample")).alias("onset_sample"))
+    path = tmp_path / "events.parquet"
+    bad.write_parquet(path)
+    code, err = cli(["annotate", "--events", str(path), "--queries", str(bench / "queries.parquet"), "--sample-rate", "16000",
+                     "--out", str(tmp_path / "q.parquet")], capsys)
+    assert code == 2 and f"{path}: row 5: offset" in err and "is before onset" in err, err
+    # --clips with a clip listed twice names the --clips file
+    code, err = cli(["annotate", "--events", str(bench), "--queries", str(bench / "queries.parquet"),
+                     "--clips", str(bench / "events.parquet"), "--out", str(tmp_path / "q2.parquet")], capsys)
+    assert code == 2 and f"{bench / 'events.parquet'} (the corpus's clip list)" in err and "listed twice" in err, err
+
+
+def test_contact_sheet_with_a_non_image_suffix_is_refused_up_front(tmp_path: Path, capsys):
+    code, err = cli(["atoms", "show", "procedural", "--out", str(tmp_path / "sheet.txt")], capsys)
+    assert code == 2 and "expected an image file name ending in one of" in err and ".png" in err, err
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("cmd:python 'unbalanced", "No closing quotation"),
+    (f"cmd:{sys.executable} -c \"import sys; sys.stdout.buffer.write(b'caf\\xe9')\"", "not UTF-8"),
+])
+def test_cmd_models_that_cannot_run_are_named(tmp_path: Path, capsys, spec: str, fragment: str):
+    from reasonaudio.compose.runner import load_model
+    from reasonaudio.errors import UserError
+
+    with pytest.raises(UserError, match=fragment):
+        load_model(spec).generate(str(tmp_path / "a.wav"), "prompt")
+
+
+def test_non_utf8_output_names_are_refused_before_the_build(tmp_path: Path, capsys):
+    out = os.fsdecode(bytes(tmp_path) + b"/bad\xffname")
+    code, err = cli(["build", "--out", out, "--clips", "20", "--quiet"], capsys)
+    assert code == 2 and "is not valid UTF-8" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_utf8_copyright_file_is_named(tmp_path: Path, monkeypatch):
+    pytest.importorskip("debian.copyright")
+    from reasonaudio.atoms.sources import debian
+    from reasonaudio.errors import UserError
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "copyright").write_bytes(b"Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+                                                 b"Upstream-Name: caf\xe9\n\nFiles: *\nCopyright: x\nLicense: GPL-2\n")
+    monkeypatch.setattr(debian, "DOC_ROOT", tmp_path)
+    with pytest.raises(UserError, match=r"pkg/copyright: not UTF-8 text \(byte \d+\)"):
+        debian._copyright("pkg")
+
+
+def test_a_long_listing_of_bad_files_is_capped():
+    from reasonaudio.atoms.sources.common import LISTED, listing
+
+    items = [(f"f{i}.wav", "missing: no such file") for i in range(200_000)]
+    lines = listing(items).splitlines()
+    assert len(lines) == LISTED + 1
+    assert lines[-1] == f"  … and {200_000 - LISTED} more ({200_000 - LISTED} x missing)"
+    assert listing(items[:3]).count("\n") == 2
+
+
+# --- detectors: a missing model file, an unwritable --out, another vocabulary ---------------------------
+
+@pytest.fixture(scope="module")
+def tiny_detector(tmp_path_factory) -> Path:
+    """A detector of 3 labels of the procedural library (one optimiser step: its vocabulary is what matters)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("scipy")
+    out = tmp_path_factory.mktemp("detector") / "m3.pt"
+    assert main(["detect", "train", "procedural", "--labels", "3", "--steps", "1", "--channels", "8", "--valid-clips", "1",
+                 "--batch", "1", "--device", "cpu", "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_missing_detector_model_file_is_named(corpus, tmp_path: Path, capsys):
+    pytest.importorskip("torch")
+    bench = corpus["root"] / "bench"
+    for argv in (["eval", str(bench), "--model", "detect:/missing/model.pt", "--out", str(tmp_path / "r"), "--quiet"],
+                 ["detect", "run", "/missing/model.pt", str(bench), "--out", str(tmp_path / "o.parquet"), "--device", "cpu"]):
+        code, err = cli(argv, capsys)
+        assert code == 2 and "/missing/model.pt: no such detector model file" in err and "atom library" in err, err
+
+
+def test_detector_out_in_proc_is_refused_before_training(capsys):
+    pytest.importorskip("torch")
+    start = time.perf_counter()
+    code, err = cli(["detect", "train", "procedural", "--out", "/proc/reasonaudio-test/m.pt", "--device", "cpu"], capsys)
+    assert code == 2 and "--out /proc/reasonaudio-test/m.pt: cannot write into" in err, err
+    assert time.perf_counter() - start < 30  # not after the 800 default steps
+
+
+def test_metrics_against_another_vocabulary_are_refused(corpus, tiny_detector: Path, tmp_path: Path, capsys):
+    bench = corpus["root"] / "bench"
+    code, err = cli(["detect", "run", str(tiny_detector), str(bench), "--out", str(tmp_path / "o.parquet"),
+                     "--metrics", str(tmp_path / "m.json"), "--device", "cpu", "--quiet"], capsys)
+    assert code == 2 and "--metrics:" in err and "not in the model's vocabulary (3 labels of library 'procedural')" in err, err
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_detector_of_another_vocabulary_is_refused_in_eval(corpus, tiny_detector: Path, tmp_path: Path, capsys):
+    bench = corpus["root"] / "bench"
+    code, err = cli(["eval", str(bench), "--model", f"detect:{tiny_detector}", "--device", "cpu", "--out", str(tmp_path / "r"),
+                     "--no-figures", "--quiet"], capsys)
+    assert code == 2 and "none of the 10 queries uses the detector's vocabulary (3 labels of library 'procedural'" in err, err

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -152,7 +153,7 @@ def merge(
             for k in range(first["shards"]):
                 m = by_k[k]
                 lo, hi = m["clip_range"]
-                stats = pl.read_parquet(m["fs"].cat_file(f"{m['path']}/{RENDER_STATS}"))
+                stats = _render_stats(m)
                 if stats["clip_index"].to_list() != list(range(lo, hi)):
                     raise UserError(f"{m['location']}/{RENDER_STATS}: does not list clips {lo}..{hi - 1} in order")
                 peaks[lo:hi] = stats["peak"].to_numpy()
@@ -162,6 +163,21 @@ def merge(
                 bar.update(hi - lo)
         write_benchmark(plan, dest.root, peaks, gains)
     return out if storage.is_uri(out) else Path(out)
+
+
+def _render_stats(meta: dict) -> pl.DataFrame:
+    """A shard's render statistics, or a UserError naming the file (truncated, foreign, columns missing)."""
+    where = f"{meta['location']}/{RENDER_STATS}"
+    try:
+        stats = pl.read_parquet(meta["fs"].cat_file(f"{meta['path']}/{RENDER_STATS}"))
+    except FileNotFoundError:
+        raise UserError(f"{where}: missing (the shard is incomplete: build it again)") from None
+    except Exception as err:  # polars raises several types for a corrupt file
+        raise UserError(f"{where}: cannot read parquet ({err}); the shard is damaged: build it again") from None
+    missing = [c for c in ("clip_index", "peak", "gain") if c not in stats.columns]
+    if missing:
+        raise UserError(f"{where}: missing column(s) {', '.join(missing)}")
+    return stats
 
 
 def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) -> None:
@@ -225,8 +241,10 @@ def load_plan(path: str | Path, config=None):
             meta = json.loads(bytes(z["meta"]).decode())
             final = {k[len("final_"):]: z[k] for k in z.files if k.startswith("final_")}
             indptr, clips = z["relevant_indptr"], z["relevant_clips"]
-    except (OSError, ValueError, KeyError) as err:
-        raise UserError(f"{path}: not a reasonaudio plan file ({err})") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # truncated or foreign
+        raise UserError(f"{path}: not a reasonaudio plan file ({err.__class__.__name__}: {err})") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path}: not a reasonaudio plan file (its header is not a JSON object)")
     if meta.get("format") != PLAN_FORMAT:
         raise UserError(f"{path}: format {meta.get('format')!r}, expected {PLAN_FORMAT!r}")
     saved = BuildConfig(**meta["config"])

@@ -10,12 +10,21 @@ LAYOUT_CHOICES = ("auto", "folders", "csv", "fsd50k", "esc50", "urbansound8k")
 ATOMS_HELP = "'procedural' for the embedded 200-atom library, or a library directory"
 
 
-
 def _show(args: argparse.Namespace) -> int:
     from reasonaudio.atoms import AtomLibrary, contact_sheet
 
     import sys
+    from pathlib import Path
 
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from reasonaudio.errors import UserError
+
+    formats = FigureCanvasBase.get_supported_filetypes()  # checked first: the sheet takes a while to draw
+    suffix = Path(args.out).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise UserError(f"--out {args.out}: expected an image file name ending in one of "
+                        f"{', '.join('.' + f for f in sorted(formats))} (.png is the usual one)")
     print(f"loading {args.atoms} …", file=sys.stderr, flush=True)
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)
     indices = [group[0] for group in lib.exemplars().values()] if args.one_per_label else None

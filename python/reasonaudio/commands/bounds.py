@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import tempfile
+from pathlib import Path
 
 
 def int_in(lo: int, hi: int | None = None):
@@ -41,3 +44,33 @@ def float_in(lo: float, hi: float, *, low_open: bool = False):
 
 
 SEED = int_in(0, 2**32 - 1)  # numpy's and torch's seeds; the build's seed (u64) has its own check
+
+
+def utf8_path(text: str) -> str:
+    """An output location whose name is valid UTF-8. A name with undecodable bytes reaches Python as
+    surrogate escapes; polars, the manifest and the BEIR files write paths as UTF-8 text and failed
+    on it only after the whole build had run."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raw = os.fsencode(text)
+        raise argparse.ArgumentTypeError(
+            f"{raw!r} is not valid UTF-8 (byte {err.start}); outputs record their paths as UTF-8 text: choose another name"
+        ) from None
+    return text
+
+
+def check_new_file(path: str | os.PathLike[str], option: str) -> None:
+    """Refuse an output file whose folder cannot take a new file (missing, read-only, /proc), before
+    the work that produces it: a probe file is created there and removed."""
+    from reasonaudio.errors import UserError
+
+    path = Path(path)
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+    except OSError as err:
+        raise UserError(f"{option} {path}: cannot write into {parent} ({err.strerror or err})") from None
+    os.close(fd)
+    os.unlink(probe)

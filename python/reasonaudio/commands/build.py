@@ -7,6 +7,7 @@ import json
 import time
 
 from reasonaudio.atoms.exemplars import SPLITS
+from reasonaudio.commands.bounds import utf8_path
 from reasonaudio.builder import AUDIO_FORMATS, BuildConfig, build, parse_shard, plan_build
 from reasonaudio.builder.config import MAX_CLIP_S, MAX_CLIPS, MAX_QUERIES_PER_TASK, MAX_THREADS
 from reasonaudio.contract import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
@@ -30,7 +31,7 @@ def add_parser(subparsers) -> None:
         description="Synthesize a reasoning-intensive text-to-audio retrieval benchmark into DIR.",
     )
     d = BuildConfig()
-    p.add_argument("--out", default=None, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
+    p.add_argument("--out", default=None, type=utf8_path, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
     p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips, 1..{MAX_CLIPS:,} (the plan holds ~2 KB a clip in memory; default {d.clips})")
     p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips, within [0, 1] (default {d.overlap_fraction})")
     p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task, 0..{MAX_QUERIES_PER_TASK:,}: at most what the corpus hosts (default {d.queries_per_task}; 0 = corpus only)")

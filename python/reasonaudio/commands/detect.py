@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from reasonaudio.commands.bounds import SEED, float_in, int_in
+from reasonaudio.commands.bounds import SEED, check_new_file, float_in, int_in
 
 
 def add_parser(subparsers) -> None:
@@ -47,9 +47,11 @@ def add_parser(subparsers) -> None:
 
 
 def _load(spec: str, device: str, progress: bool):
+    from reasonaudio.detect import check_model_or_library
     from reasonaudio.detect.model import Detector
     from reasonaudio.detect.train import train_cached
 
+    check_model_or_library(spec)
     if Path(spec).is_file():
         return Detector.load(spec)
     log = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
@@ -75,6 +77,8 @@ def run_train(args: argparse.Namespace) -> int:
                                    "valid_clips": args.valid_clips}.items() if v is not None}
     config = replace(TrainConfig(), **overrides)
     device = _device(args.device)
+    if args.out is not None:  # before training: a model that cannot be saved is minutes of work lost
+        check_new_file(args.out, "--out")
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
     if args.out is None:
         detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
@@ -114,6 +118,16 @@ def run_detect(args: argparse.Namespace) -> int:
     want_metrics = args.metrics is not None
     if want_metrics and (bench is None or bench.events.height == 0):
         raise UserError(f"{args.audio}: --metrics needs a benchmark directory with events.parquet")
+    if want_metrics:  # before detecting: metrics against labels the model never learnt are meaningless
+        truth = sorted(set(bench.events["label"].cast(str).to_list()))
+        unknown = [label for label in truth if label not in set(detector.labels)]
+        if unknown:
+            lib = detector.library.get("spec")
+            raise UserError(
+                f"--metrics: {len(unknown)} of the {len(truth)} labels in {args.audio}'s events are not in the model's "
+                f"vocabulary ({len(detector.labels)} labels of library {lib!r}): {', '.join(unknown[:6])}"
+                f"{', …' if len(unknown) > 6 else ''}; the model was trained on another atom library (or on --labels N of it)"
+            )
     index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
     table = index.table()
     with output_file(args.out, inputs=[args.audio], force=args.force) as tmp:

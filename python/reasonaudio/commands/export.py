@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from reasonaudio.commands.bounds import float_in
+from reasonaudio.commands.bounds import float_in, utf8_path
 
 
 def add_parser(subparsers) -> None:
@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("bench", type=Path, help="benchmark directory")
     parser.add_argument("--to", choices=["hf"], default="hf", help="export format (hf: Hugging Face dataset folder)")
-    parser.add_argument("--out", required=True, type=Path, help="output folder (written atomically)")
+    parser.add_argument("--out", required=True, type=lambda t: Path(utf8_path(t)), help="output folder (written atomically)")
     parser.add_argument("--force", action="store_true", help="replace an earlier export at --out")
     parser.add_argument("--name", default=None, help="dataset name in the card (default: the benchmark folder's name)")
     parser.add_argument("--license", default=None, help="license id for the card (default: the atoms' license, else 'other')")

@@ -6,6 +6,8 @@ import argparse
 import json
 import time
 
+from reasonaudio.commands.bounds import utf8_path
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -18,7 +20,7 @@ def add_parser(subparsers) -> None:
         ),
     )
     p.add_argument("shards", nargs="+", metavar="SHARD", help="shard directories or URIs, all N of them, any order")
-    p.add_argument("--out", required=True, help="output directory or URI (must be empty unless --force)")
+    p.add_argument("--out", required=True, type=utf8_path, help="output directory or URI (must be empty unless --force)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--threads", type=int, default=0, help="threads for re-planning (0 = all cores)")
     p.add_argument("--from-plan", default=None, metavar="FILE", help="the shards' plan (build --save-plan): nothing is planned again")
@@ -27,11 +29,16 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.commands.build import read_text
     from reasonaudio.builder.shard import merge
+    from reasonaudio.io import storage
 
     start = time.perf_counter()
     out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
-    c = json.loads(read_text(out, "manifest.json"))["counts"]
+    if storage.is_uri(out):  # the manifest merge just wrote, read back for the summary line
+        fs, root = storage.open_fs(str(out))
+        manifest = fs.cat_file(f"{root.rstrip('/')}/manifest.json")
+    else:
+        manifest = (out / "manifest.json").read_bytes()
+    c = json.loads(manifest)["counts"]
     print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
     return 0

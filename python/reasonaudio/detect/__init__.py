@@ -39,3 +39,18 @@ def torch_device(name: str | None, option: str = "--device") -> str:
     if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
         raise UserError(f"{option} {name}: the Apple GPU backend (mps) is not available here")
     return name
+
+
+def check_model_or_library(spec: str) -> None:
+    """`spec` of `detect run` / `--model detect:SPEC` names a model file, an atom library directory
+    or `procedural`; a path that is none of them is named as missing (it was reported as "not an
+    atom library", which misleads when a model file was meant)."""
+    from pathlib import Path
+
+    from reasonaudio.errors import UserError
+
+    path = Path(spec)
+    if spec == "procedural" or path.is_file() or path.is_dir():
+        return
+    what = "detector model file" if path.suffix in (".pt", ".pth") else "detector model file or atom library directory"
+    raise UserError(f"{spec}: no such {what} (expected a model written by `detect train`, an atom library, or procedural)")

@@ -354,7 +354,9 @@ def _atoms_audio_problem(t: Tables, claimed) -> str | None:
     """The atom bank's hash (sha256 of every atom's samples as little-endian float32, in atoms.parquet
     order, at the benchmark's rate) against the library named in the manifest: the embedded
     procedural one is synthesised again, a library directory is read if it is still there."""
-    build = ((t.manifest or {}).get("params") or {}).get("build") or {}
+    params = (t.manifest or {}).get("params")  # a malformed manifest is reported by layout.manifest
+    build = params.get("build") if isinstance(params, dict) else None
+    build = build if isinstance(build, dict) else {}
     source = build.get("atoms")
     if not isinstance(claimed, str) or not isinstance(source, str) or t.sample_rate is None:
         return "unverifiable: no library named in params.build.atoms"

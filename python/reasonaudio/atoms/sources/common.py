@@ -48,6 +48,25 @@ class LayoutOptions:
     ontology: Path | None = None
 
 
+#: Lines a listing of bad files shows: 200,000 missing files printed 200,001 lines, which buries the
+#: first (usually telling) ones and floods a terminal; the rest are counted, with their reasons.
+LISTED = 20
+
+
+def listing(items: list[tuple[str, str]], limit: int = LISTED) -> str:
+    """`  file: reason` lines for the first `limit` items, then one line counting the others by reason."""
+    lines = [f"  {f}: {reason}" for f, reason in items[:limit]]
+    rest = items[limit:]
+    if rest:
+        kinds: dict[str, int] = {}
+        for _, reason in rest:
+            kind = reason.split(":")[0].split(" (")[0]
+            kinds[kind] = kinds.get(kind, 0) + 1
+        shown = "; ".join(f"{n} x {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:5])
+        lines.append(f"  … and {len(rest)} more ({shown})")
+    return "\n".join(lines)
+
+
 @dataclass
 class ImportReport:
     """What an import kept, what it skipped on purpose (not an error) and what it refused."""
@@ -74,7 +93,7 @@ class ImportReport:
                 lines.append(f"  {len(items)} x {kind}, e.g. {items[0][0]}: {items[0][1]}")
         if self.rejected:
             lines.append(f"rejected {len(self.rejected)} file(s):")
-            lines += [f"  {f}: {reason}" for f, reason in self.rejected]
+            lines.append(listing(self.rejected))
         return "\n".join(lines)
 
 @dataclass
@@ -346,10 +365,9 @@ def assemble(
         rejected += bad
 
     if rejected and not skip_bad:
-        listing = "\n".join(f"  {f}: {reason}" for f, reason in rejected)
         raise UserError(
             f"{len(rejected)} file(s) under {where} cannot be imported (nothing was written; "
-            f"fix them or pass --skip-bad to import the rest):\n{listing}"
+            f"fix them or pass --skip-bad to import the rest):\n{listing(rejected)}"
         )
     if not kept:
         detail = f" ({len(skipped)} skipped: {skipped[0][1]}, ...)" if skipped else ""
