@@ -434,3 +434,14 @@ def test_detector_of_another_vocabulary_is_refused_in_eval(corpus, tiny_detector
     code, err = cli(["eval", str(bench), "--model", f"detect:{tiny_detector}", "--device", "cpu", "--out", str(tmp_path / "r"),
                      "--no-figures", "--quiet"], capsys)
     assert code == 2 and "none of the 10 queries uses the detector's vocabulary (3 labels of library 'procedural'" in err, err
+
+
+# --- 5. silently wrong inputs are refused ---------------------------------------------------------------
+
+def test_zero_length_tsv_event_is_refused_with_file_and_line(tmp_path: Path, capsys):
+    events = tmp_path / "strong.tsv"
+    events.write_text("filename\tonset\toffset\tevent_label\na.wav\t0.5\t1.5\tdog\nb.wav\t2.0\t2.0\tcat\n")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query_id": "q0", "logic": "{\\"op\\": \\"has\\", \\"label\\": \\"cat\\"}"}\n')
+    code, err = cli(["annotate", "--events", str(events), "--queries", str(queries), "--out", str(tmp_path / "qrels.tsv")], capsys)
+    assert code == 2 and f"{events}, line 3: zero-length event (onset = offset = 2.0)" in err, err

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 
 from reasonaudio.commands.bounds import SEED, int_in
+from reasonaudio.contract import AUDIBLE_WINDOW_S
 
+# the importers' default floor (reasonaudio.atoms.sources.common.MIN_ATOM_S), named here without
+# importing the importers at parser time
+MIN_ATOM_S = AUDIBLE_WINDOW_S
 LAYOUT_CHOICES = ("auto", "folders", "csv", "fsd50k", "esc50", "urbansound8k")
 ATOMS_HELP = "'procedural' for the embedded 200-atom library, or a library directory"
 
@@ -125,14 +129,16 @@ def add_parser(subparsers) -> None:
     imp.add_argument("--phrases", default=None, metavar="CSV", help="label,phrase table overriding the phrases (the curated ones for FSD50K/ESC-50/UrbanSound8K)")
     imp.add_argument("--ontology", default=None, metavar="JSON", help="AudioSet ontology.json for FSD50K leaf classes (default: inferred from the label sets)")
     imp.add_argument("--per-label", type=int_in(1), default=None, metavar="N", help="at most N exemplars per label, drawn with --seed (default every one)")
-    imp.add_argument("--exclude-license", action="append", default=[], choices=["nc"], help="nc: leave out non-commercial recordings")
+    imp.add_argument("--exclude-license", action="append", default=[], choices=["nc"], help="nc: leave out non-commercial recordings, and those whose license is unknown (they may be non-commercial)")
     imp.add_argument("--split-fraction", type=float, default=None, metavar="F",
                      help="put a share F of each label's exemplars in the test split, the rest in train (FSD50K: dev=train, eval=test without it)")
     imp.add_argument("--seed", type=SEED, default=0, help="seed of --per-label and --split-fraction draws, 0..2^32-1 (default 0)")
     imp.add_argument("--sample-rate", type=_positive_rate, default=16000, help="library sample rate (default 16000)")
     imp.add_argument("--skip-bad", action="store_true", help="import the good files and report the bad ones")
     imp.add_argument("--force", action="store_true", help="replace ATOMS if it exists")
-    imp.add_argument("--min-s", "--min-duration", dest="min_duration", type=float, default=0.3, help="shortest atom after trimming, s (default 0.3)")
+    imp.add_argument("--min-s", "--min-duration", dest="min_duration", type=float, default=MIN_ATOM_S,
+                     help=f"shortest atom after trimming, s (default {MIN_ATOM_S:g}, the contract's audibility window: "
+                     "one-shot sounds such as a clap or a snap last 0.1-0.2 s and are kept)")
     imp.add_argument("--max-s", "--max-duration", dest="max_duration", type=float, default=10.0, help="longest atom after trimming, s (default 10)")
     imp.set_defaults(func=_import)
 
