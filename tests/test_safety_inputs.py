@@ -445,3 +445,61 @@ def test_zero_length_tsv_event_is_refused_with_file_and_line(tmp_path: Path, cap
     queries.write_text('{"query_id": "q0", "logic": "{\\"op\\": \\"has\\", \\"label\\": \\"cat\\"}"}\n')
     code, err = cli(["annotate", "--events", str(events), "--queries", str(queries), "--out", str(tmp_path / "qrels.tsv")], capsys)
     assert code == 2 and f"{events}, line 3: zero-length event (onset = offset = 2.0)" in err, err
+
+
+def _flip_inside_an_event(bench: Path, clip_dir: Path | None = None) -> Path:
+    """400 bytes flipped inside the first event of the first clip (16-bit WAV: 44-byte header)."""
+    import polars as pl
+
+    event = pl.read_parquet(bench / "events.parquet").row(0, named=True)
+    path = (clip_dir or bench / "audio") / f"{event['clip_id']}.wav"
+    data = bytearray(path.read_bytes())
+    start = 44 + 2 * int(event["onset_sample"]) + 1000
+    for i in range(start, start + 400):
+        data[i] ^= 0x55
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_audio_hashes_are_written_beside_an_unchanged_manifest(corpus):
+    import hashlib
+    import json
+
+    bench = corpus["root"] / "bench"
+    lines = (bench / "audio.sha256").read_text().splitlines()
+    assert len(lines) == 40 and lines == sorted(lines, key=lambda line: line[66:])
+    digest, rel = lines[0].split("  ")
+    assert rel == "audio/clip_000000.wav" and digest == hashlib.sha256((bench / rel).read_bytes()).hexdigest()
+    assert "audio.sha256" not in json.loads((bench / "manifest.json").read_text())["hashes"]  # the manifest is unchanged
+
+
+def test_validate_catches_bytes_flipped_inside_an_event(corpus, tmp_path: Path, capsys):
+    bench = _copy(corpus["root"] / "bench", tmp_path / "bench")
+    code, out = cli(["validate", str(bench)], capsys)
+    assert code == 0, out
+    flipped = _flip_inside_an_event(bench)
+    code, out = cli(["validate", str(bench)], capsys)
+    assert code == 1 and "audio.hashes" in out, out
+    from reasonaudio.validate import validate_benchmark
+
+    report = validate_benchmark(bench)
+    failed = {c.name: c for c in report.checks if c.violations}
+    assert list(failed) == ["audio.hashes"]  # the other audio checks cannot see it
+    assert f"audio/{flipped.name}: sha256 differs from audio.sha256" in failed["audio.hashes"].examples[0]
+
+
+def test_export_refuses_a_clip_that_changed_after_the_build(corpus, tmp_path: Path, capsys):
+    bench = _copy(corpus["root"] / "bench", tmp_path / "bench")
+    flipped = _flip_inside_an_event(bench)
+    code, err = cli(["export", str(bench), "--out", str(tmp_path / "hf")], capsys)
+    assert code == 2 and f"{flipped}: sha256 differs from" in err, err
+    assert not (tmp_path / "hf").exists()
+
+
+def test_merge_refuses_a_shard_wav_that_changed(corpus, tmp_path: Path, capsys):
+    shard0 = _copy(corpus["root"] / "shard0", tmp_path / "shard0")
+    assert (shard0 / "audio.sha256").is_file()
+    flipped = _flip_inside_an_event(corpus["root"] / "bench", clip_dir=shard0 / "audio")
+    code, err = cli(["merge", str(shard0), str(corpus["root"] / "shard1"), "--out", str(tmp_path / "m"), "--quiet"], capsys)
+    assert code == 2 and f"{shard0}/audio/{flipped.name}: sha256 differs from" in err, err
+    assert not (tmp_path / "m").exists()

@@ -35,6 +35,7 @@ from reasonaudio.builder.render import render_local
 from reasonaudio.builder.tables import write_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
+from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
 from reasonaudio.io.outputs import output_file
 from reasonaudio.queries import QuerySpec
 
@@ -76,6 +77,7 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
             "gain": gains.astype(np.float32),
         }
     ).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
+    write_audio_hashes(root, plan.rel_paths[lo:hi], dest.audio_fs, dest.audio_dir)  # merge checks its copies against them
     meta = {
         "format": SHARD_FORMAT,
         "tool_version": __version__,
@@ -161,8 +163,25 @@ def merge(
                 names = [p.rpartition("/")[2] for p in paths[lo:hi]]
                 _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
                 bar.update(hi - lo)
-        write_benchmark(plan, dest.root, peaks, gains)
+        write_benchmark(plan, dest.root, peaks, gains, dest)
+        _check_copies(dest.root, [by_k[k] for k in range(first["shards"])])
     return out if storage.is_uri(out) else Path(out)
+
+
+def _check_copies(root: Path, metas: list[dict]) -> None:
+    """The merged audio against each shard's audio.sha256 (where the shard wrote one): a shard WAV
+    that changed after its build is named, and nothing is merged."""
+    merged = read_audio_hashes(root) or {}
+    for m in metas:
+        where = f"{m['location']}/{AUDIO_HASHES}"
+        try:
+            data = m["fs"].cat_file(f"{m['path']}/{AUDIO_HASHES}")
+        except FileNotFoundError:
+            continue  # a shard built before the file existed
+        for rel, digest in parse_audio_hashes(data, where).items():
+            if merged.get(rel) != digest:
+                raise UserError(f"{m['location']}/{rel}: sha256 differs from {where} (the file changed after the shard "
+                                "was built); nothing was merged: build that shard again")
 
 
 def _render_stats(meta: dict) -> pl.DataFrame:
