@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
     train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help="optimiser steps, 1..10,000,000 (default 800)")
     train.add_argument("--batch", type=int_in(1, 1024), default=None, help="clips per step, 1..1024 (each holds a mixture and its features in memory; default 16)")
     train.add_argument("--max-seconds", type=float_in(0, 1e7, low_open=True), default=None, help="wall-clock budget in seconds, (0, 1e7] (default 870)")
-    train.add_argument("--labels", type=int_in(1), default=None, help="train on the first N labels only (quick experiments)")
+    train.add_argument("--labels", type=int, default=None, help="train on the first N labels only, 1..the library's label count (quick experiments)")
     train.add_argument("--channels", type=int_in(1, 2048), default=None, help="convolution channels, 1..2048 (the weights grow with its square; default 160)")
     train.add_argument("--seed", type=SEED, default=None, help="training seed, 0..2^32-1 (default 0)")
     train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help="held-out mixtures for the frame-F1 check, 1..100,000 (default 64)")
