@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 from reasonaudio.commands.bounds import utf8_path
@@ -30,15 +29,9 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.builder.shard import merge
-    from reasonaudio.io import storage
 
     start = time.perf_counter()
     out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
-    if storage.is_uri(out):  # the manifest merge just wrote, read back for the summary line
-        fs, root = storage.open_fs(str(out))
-        manifest = fs.cat_file(f"{root.rstrip('/')}/manifest.json")
-    else:
-        manifest = (out / "manifest.json").read_bytes()
-    c = json.loads(manifest)["counts"]
+    c = out.manifest["counts"]
     print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
     return 0
