@@ -37,7 +37,7 @@ def make_bad(src: Path) -> None:
     (src / "Dog Bark").mkdir()
     sf.write(src / "silence" / "quiet.wav", np.zeros(16000), 16000)
     (src / "broken" / "corrupt.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt garbage")
-    sf.write(src / "blip" / "blip.wav", tone(16000, 0.1), 16000)
+    sf.write(src / "blip" / "blip.wav", tone(16000, 0.03), 16000)  # shorter than the 0.05-s audibility window
     sf.write(src / "Dog Bark" / "bark2.wav", tone(16000, 1.0, 700), 16000)
 
 
@@ -77,7 +77,7 @@ def test_bad_files_are_listed_and_nothing_is_written(tmp_path: Path) -> None:
     assert "6 file(s)" in msg and "--skip-bad" in msg
     assert "silence/quiet.wav: silent (peak below -80 dBFS)" in msg
     assert "broken/corrupt.wav: unreadable or corrupt audio" in msg
-    assert "blip/blip.wav: too short after trimming silence: 0.10 s < 0.3 s" in msg
+    assert "blip/blip.wav: too short after trimming silence: 0.03 s < 0.05 s" in msg
     assert "Dog Bark/bark2.wav: label 'Dog Bark' is nearly identical to 'dog_bark' (dog_bark/bark.wav)" in msg
     assert "dog_bark/bark.wav: label 'dog_bark' is nearly identical to 'Dog Bark' (Dog Bark/bark2.wav)" in msg
     assert "loose.wav: not inside a label folder" in msg

@@ -242,3 +242,74 @@ def test_cli_layout_import_and_one_line_refusal(tmp_path: Path) -> None:
     assert len(bad.stderr.strip().splitlines()) == 1
     listed = run("list", str(tmp_path / "lib"))
     assert listed.returncode == 0 and "a dog barking" in listed.stdout
+
+
+# --- one-shot sounds, unknown licenses, malformed rows, contradictory tables ----------------------------
+
+def test_one_shot_sounds_are_imported(tmp_path: Path) -> None:
+    """A 0.1-s clap and a 0.09-s snap (ESC-50 and FSD50K label such sounds) are kept: only a recording
+    shorter than the contract's 0.05-s audibility window is too short to import."""
+    src = tmp_path / "src"
+    for label, seconds, freq in (("clap", 0.1, 2000.0), ("finger_snap", 0.09, 3000.0), ("dog", 1.0, 500.0), ("tick", 0.03, 4000.0)):
+        (src / label).mkdir(parents=True)
+        sf.write(src / label / f"{label}.wav", tone(16000, seconds, freq), 16000)
+    report = import_atoms(src, tmp_path / "lib", layout="folders", skip_bad=True)
+    lib = AtomLibrary.load(tmp_path / "lib")
+    assert sorted(lib.labels) == ["clap", "dog", "finger_snap"] and len(lib) == 3
+    assert min(lib.durations_s) < 0.11
+    assert [f for f, _ in report.rejected] == ["tick/tick.wav"]
+    assert "< 0.05 s" in report.rejected[0][1]
+
+
+def test_fsd50k_without_metadata_and_exclude_nc(tmp_path: Path) -> None:
+    """Without FSD50K.metadata every license is unknown: --exclude-license nc leaves those clips out
+    (a CC-BY-NC clip cannot be told apart) instead of letting them in as "unspecified"."""
+    import shutil
+
+    src = make_fsd50k(tmp_path)
+    shutil.rmtree(src / "FSD50K.metadata")
+    plain = import_atoms(src, tmp_path / "all")
+    assert len(plain.imported) == 8
+    assert set(pl.read_parquet(tmp_path / "all" / "atoms.parquet")["license"]) == {"unspecified"}
+    with pytest.raises(UserError, match=r"no usable audio files found \(10 skipped: 8 x license unknown"):
+        import_atoms(src, tmp_path / "nc", exclude_license=["nc"])
+    assert not (tmp_path / "nc").exists()
+
+
+def test_fsd50k_malformed_row_is_reported_and_the_class_kept(tmp_path: Path) -> None:
+    """An unquoted labels cell splits into extra cells; read shifted, its lone `Bark` made Dog look like
+    no ancestor of Bark and every Bark clip a two-leaf clip. The row is reported, the others kept."""
+    src = make_fsd50k(tmp_path)
+    sf.write(src / "FSD50K.dev_audio" / "109.wav", tone(44100, 0.9, 800), 44100)
+    dev = src / "FSD50K.ground_truth" / "dev.csv"
+    dev.write_text(dev.read_text() + f"109,Bark,Dog,{ANIMAL},{MIDS['Bark']},train\n")
+    clean = import_atoms(make_fsd50k(tmp_path / "clean"), tmp_path / "clean_lib")
+    report = import_atoms(src, tmp_path / "lib")
+    assert sorted(report.imported) == sorted(clean.imported)  # the same exemplars: all three Bark clips
+    assert sum(1 for _, lab in report.imported if lab == "Bark") == 3
+    skipped = dict(report.skipped)
+    assert "malformed row: 7 cell(s), the header has 4" in skipped["FSD50K.ground_truth/dev.csv line 10"]
+
+
+def test_labels_csv_duplicate_rows_and_two_labels_for_one_file(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, freq in (("a.wav", 400.0), ("b.wav", 600.0), ("c.wav", 800.0)):
+        sf.write(src / name, tone(16000, 1.0, freq), 16000)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("file,label\na.wav,dog\na.wav,dog\nb.wav,cat\nc.wav,cat\nc.wav,bird\n")
+    with pytest.raises(UserError) as err:
+        import_atoms(src, tmp_path / "lib", layout="csv", labels_csv=labels)
+    assert "c.wav: labels.csv line 6: listed under label 'bird' and under 'cat' in labels.csv line 5" in str(err.value)
+    report = import_atoms(src, tmp_path / "lib", layout="csv", labels_csv=labels, skip_bad=True)
+    assert sorted(report.imported) == [("a.wav", "dog"), ("b.wav", "cat")]  # a.wav once; c.wav under neither label
+    assert dict(report.skipped)["a.wav"] == "duplicate row: labels.csv line 3 repeats labels.csv line 2 (imported once)"
+
+
+def test_phrase_table_with_two_phrases_for_a_label_names_both_rows(tmp_path: Path) -> None:
+    table = tmp_path / "phrases.csv"
+    table.write_text("label,phrase\ndog,a dog barking\ncat,a cat\ndog,a dog howling\n")
+    with pytest.raises(UserError, match=r"phrases.csv lines 2 and 4: two phrases for label 'dog' \('a dog barking' and 'a dog howling'\)"):
+        read_phrase_table(table)
+    table.write_text("label,phrase\ndog,a dog barking\ndog,a dog barking\n")  # the same phrase twice is no contradiction
+    assert read_phrase_table(table) == {"dog": "a dog barking"}

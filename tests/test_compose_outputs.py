@@ -216,7 +216,7 @@ def test_score_without_jiwer_names_the_extra(compose_fakes, built: Path, tmp_pat
                    "--scoring", scoring])
         err = capsys.readouterr().err
         assert rc == 2, err
-        assert "needs jiwer" in err and "reasonaudio[compose]" in err and "Traceback" not in err
+        assert "needs the Python package 'jiwer'" in err and "reasonaudio[compose]" in err and "Traceback" not in err
         assert not (tmp_path / "r").exists()
         # a set without transcription is scored without it
         math_rows = [json.loads(x) for x in (built / "metadata.jsonl").read_text().splitlines()]

@@ -1,6 +1,6 @@
 """reasonaudio: build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.
 
-The public API, re-exported here; every name but `__version__` loads its module on first use, so
+The public API, re-exported here; every name (`__version__` too) loads its module on first use, so
 `import reasonaudio` stays cheap:
 
 - `build(out, BuildConfig(...))` — synthesize a complete benchmark directory (contract §4); returns
@@ -18,9 +18,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from reasonaudio._core import __version__
-
+# `__version__` too loads on first use: `reasonaudio.cli` imports this package before it can install
+# its signal handling, and the extension takes ~0.2 s to load, so an eager import here turned a
+# Ctrl-C in a command's first moments into a KeyboardInterrupt traceback
 _EXPORTS = {
+    "__version__": "reasonaudio._core",
     "build": "reasonaudio.builder",
     "BuildConfig": "reasonaudio.builder",
     "Built": "reasonaudio.builder",

@@ -69,15 +69,30 @@ def _os_error_line(err: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Signals first, before the heavy imports of build_parser (the extension, numpy, polars: ~0.3 s):
+    # a Ctrl-C or SIGTERM while they load is an ordinary interruption (exit 130 / 143, one line), not
+    # a traceback from inside an import. Nothing has been written yet at that point.
     import signal
     import threading
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     else:  # embedded in a program that runs us off its main thread: leave its handlers alone
         previous = None
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("reasonaudio: interrupted", file=sys.stderr)
+        _restore(previous)
+        return 130
+    except Terminated:
+        print("reasonaudio: terminated", file=sys.stderr)
+        _restore(previous)
+        return 143
+    except BaseException:  # argparse's SystemExit (--help, a usage error)
+        _restore(previous)
+        raise
     try:
         result = args.func(args)
     except UserError as err:
@@ -104,9 +119,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reasonaudio {args.command}: internal error (a bug; please report it with the traceback above)", file=sys.stderr)
         return 70
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        _restore(previous)
     return int(result or 0)
+
+
+def _restore(previous) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

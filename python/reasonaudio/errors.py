@@ -64,3 +64,23 @@ class ResampleError(CoreError, ValueError):
 
 class AtomError(CoreError, ValueError):
     """Input the atom library functions refuse (a sample rate too low, non-finite samples)."""
+
+
+def require(module: str, extra: str | None, purpose: str, hint: str | None = None):
+    """Import the optional package `module` or raise a one-line `UserError` naming what needs it
+    and how to install it: the one way reasonaudio imports an optional dependency, so that a missing
+    package is exit 2 with an install hint, never an internal error with a traceback.
+
+    `extra` is the pyproject extra that provides it (`pip install 'reasonaudio[EXTRA]'`); `hint`, a
+    whole phrase ("install it with ..."), replaces that advice for packages no extra carries. Any
+    ImportError counts as missing: a package that is installed but cannot be imported (a broken
+    dependency of its own) is equally unusable, and its message is kept in the line.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        advice = hint or ("install it: " + (f"pip install 'reasonaudio[{extra}]'" if extra else f"pip install {module}"))
+        package = module.split(".")[0]  # the distribution to install is named after the top package
+        raise UserError(f"{purpose} needs the Python package {package!r} ({err}); {advice}") from None

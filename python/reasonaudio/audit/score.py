@@ -144,7 +144,9 @@ def score(judgment_files: list[str | Path], bench_path: str | Path, *, seed: int
     """Agreement of each listener with BENCH's relevance per task (bootstrap CIs), Cohen's kappa for
     every pair of listeners, and the disputed pairs (a listener contradicts the benchmark, or the
     listeners answer differently)."""
-    from sklearn.metrics import cohen_kappa_score
+    from reasonaudio.errors import require
+
+    cohen_kappa_score = require("sklearn.metrics", "eval", "audit score (Cohen's kappa, scikit-learn)").cohen_kappa_score
 
     if not judgment_files:
         raise UserError("give at least one judgments.json")

@@ -16,6 +16,19 @@ AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
 # Rendering is CPU-bound: more threads than cores only adds scheduling (1,000 threads ran 10x slower
 # than 2); output never depends on the count, so the cap only refuses nonsense.
 MAX_THREADS = 1024
+# The plan of every clip is held in memory while planning: ~2 KB a clip (measured: 200,000 clips
+# planned in 385 MB peak), so ten million clips already need ~20 GB; beyond that a build is a
+# mistake or a job for shards of several builds.
+MAX_CLIPS = 10_000_000
+# A render thread holds one clip's samples (and the mixer a float copy): 600 s at 192 kHz is
+# ~0.5 GB per thread. The contract's relevance needs no longer clips (a clip holds at most one event
+# per label); 1e9 s asked for 24 GB and more before failing.
+MAX_CLIP_S = 600.0
+# Queries are drawn until the corpus cannot host more (plan.py searches from the clip count up), so
+# this bound only refuses numbers no corpus reaches (the query ids carry the index).
+MAX_QUERIES_PER_TASK = 1_000_000
+# The planner's parameters that are probabilities (the Rust planner's random draws need [0, 1]).
+PLAN_PROBABILITIES = ("native_probability", "overlap_probability")
 
 @dataclass
 class BuildConfig:
@@ -40,12 +53,12 @@ class BuildConfig:
         return {k: v for k, v in asdict(self).items() if k != "threads"}
 
     def check(self) -> None:
-        if self.clips < 1:
-            raise UserError(f"--clips must be at least 1, got {self.clips}")
+        if not 1 <= self.clips <= MAX_CLIPS:
+            raise UserError(f"--clips must be within 1..{MAX_CLIPS:,}, got {self.clips}")
         if not 0.0 <= self.overlap_fraction <= 1.0:
             raise UserError(f"--overlap-fraction must be within [0, 1], got {self.overlap_fraction}")
-        if self.queries_per_task < 0:
-            raise UserError(f"--queries-per-task must be >= 0, got {self.queries_per_task}")
+        if not 0 <= self.queries_per_task <= MAX_QUERIES_PER_TASK:
+            raise UserError(f"--queries-per-task must be within 0..{MAX_QUERIES_PER_TASK:,}, got {self.queries_per_task}")
         if self.audio_format not in AUDIO_FORMATS:
             raise UserError(f"--format must be one of {', '.join(AUDIO_FORMATS)}, got {self.audio_format!r}")
         if not MIN_SAMPLE_RATE <= self.sample_rate <= MAX_SAMPLE_RATE:
@@ -58,8 +71,13 @@ class BuildConfig:
             )
         if self.min_hard_negatives < 1:
             raise UserError(f"--min-hard-negatives must be >= 1 (contract §3.2), got {self.min_hard_negatives}")
-        if not (math.isfinite(self.max_clip_s) and self.max_clip_s > 0):
-            raise UserError(f"--max-clip-s must be a positive number of seconds, got {self.max_clip_s}")
+        if self.queries_per_task and self.min_hard_negatives >= self.clips:
+            raise UserError(
+                f"--min-hard-negatives {self.min_hard_negatives} needs more clips than that (a positive and "
+                f"{self.min_hard_negatives} hard negatives per query); --clips is {self.clips}"
+            )
+        if not (math.isfinite(self.max_clip_s) and 0 < self.max_clip_s <= MAX_CLIP_S):
+            raise UserError(f"--max-clip-s must be within (0, {MAX_CLIP_S:g}] seconds, got {self.max_clip_s}")
         if not math.isfinite(self.overlap_fraction):
             raise UserError(f"--overlap-fraction must be within [0, 1], got {self.overlap_fraction}")
         self._check_plan_keys()
@@ -80,6 +98,13 @@ class BuildConfig:
                 known = ", ".join(sorted(k for k in defaults if k not in PLAN_KEYS_WITH_FLAGS))
                 raise UserError(f"--plan {key}=...: unknown planner parameter (known: {known})")
             expected = json.dumps(defaults[key])
+            numbers = _numbers(value)
+            if any(not math.isfinite(x) for x in numbers):
+                raise UserError(f"--plan {key}={json.dumps(value)}: numbers must be finite")
+            if key in PLAN_PROBABILITIES and isinstance(value, (int, float)) and not 0.0 <= value <= 1.0:
+                raise UserError(f"--plan {key}={json.dumps(value)}: a probability, must be within [0, 1]")
+            if key in ("min_events", "max_events") and isinstance(value, int) and value < 1:
+                raise UserError(f"--plan {key}={json.dumps(value)}: must be at least 1 (a clip has one event or more)")
             try:
                 _core.plan_params_check(json.dumps({**defaults, key: value}), 1 << 20)
             except ValueError as err:
@@ -96,7 +121,8 @@ class BuildConfig:
         first_error = None
         # Unless --plan sets max_events, the default is lowered to what the library (a label at
         # most once per clip) and --max-clip-s allow, rather than refusing a small library.
-        fewer = range(merged["max_events"], merged["min_events"] - 1, -1) if "max_events" not in self.plan else [merged["max_events"]]
+        fewer = range(merged["max_events"], merged["min_events"] - 1, -1) if "max_events" not in self.plan else []
+        fewer = fewer or [merged["max_events"]]  # min_events above the default max_events: report that range
         for max_events in fewer:
             try:
                 checked = _core.plan_params_check(json.dumps({**merged, "max_events": max_events}), n_atoms)
@@ -114,6 +140,17 @@ class BuildConfig:
 
 
 PLAN_KEYS_WITH_FLAGS = {"sample_rate": "--sample-rate", "max_clip_s": "--max-clip-s"}
+
+
+def _numbers(value) -> list[float]:
+    """Every number inside a --plan value (JSON numbers, nested lists); bools are not numbers."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, list):
+        return [x for v in value for x in _numbers(v)]
+    return []
 
 
 def _is_parse_error(err: ValueError) -> bool:

@@ -30,11 +30,9 @@ MAX_RETRIES = 3
 
 
 def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise UserError("--ray needs Ray: pip install 'reasonaudio[ray]'") from None
-    return ray
+    from reasonaudio.errors import require
+
+    return require("ray", "ray", "--ray")
 
 
 def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, fault_marker):

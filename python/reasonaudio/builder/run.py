@@ -64,5 +64,5 @@ def build(
             if progress:
                 # timings stay out of the manifest: it must be byte-identical across runs
                 print(f"{plan.origin} in {plan.seconds:.2f} s, rendered audio in {time.perf_counter() - t0:.2f} s")
-            manifest, shard_meta = write_benchmark(plan, dest.root, peaks, gains), None
+            manifest, shard_meta = write_benchmark(plan, dest.root, peaks, gains, dest), None
     return Built(out if is_uri(out) else Path(out), manifest, shard_meta)

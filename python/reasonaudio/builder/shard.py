@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from reasonaudio.builder.render import render_local
 from reasonaudio.builder.tables import Built, write_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
+from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
 from reasonaudio.io.outputs import output_file
 from reasonaudio.queries import QuerySpec
 
@@ -75,6 +77,7 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
             "gain": gains.astype(np.float32),
         }
     ).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
+    write_audio_hashes(root, plan.rel_paths[lo:hi], dest.audio_fs, dest.audio_dir)  # merge checks its copies against them
     meta = {
         "format": SHARD_FORMAT,
         "tool_version": __version__,
@@ -152,7 +155,7 @@ def merge(
             for k in range(first["shards"]):
                 m = by_k[k]
                 lo, hi = m["clip_range"]
-                stats = pl.read_parquet(m["fs"].cat_file(f"{m['path']}/{RENDER_STATS}"))
+                stats = _render_stats(m)
                 if stats["clip_index"].to_list() != list(range(lo, hi)):
                     raise UserError(f"{m['location']}/{RENDER_STATS}: does not list clips {lo}..{hi - 1} in order")
                 peaks[lo:hi] = stats["peak"].to_numpy()
@@ -160,8 +163,40 @@ def merge(
                 names = [p.rpartition("/")[2] for p in paths[lo:hi]]
                 _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
                 bar.update(hi - lo)
-        manifest = write_benchmark(plan, dest.root, peaks, gains)
+        manifest = write_benchmark(plan, dest.root, peaks, gains, dest)
+        _check_copies(dest.root, [by_k[k] for k in range(first["shards"])])
     return Built(out if storage.is_uri(out) else Path(out), manifest)
+
+
+def _check_copies(root: Path, metas: list[dict]) -> None:
+    """The merged audio against each shard's audio.sha256 (where the shard wrote one): a shard WAV
+    that changed after its build is named, and nothing is merged."""
+    merged = read_audio_hashes(root) or {}
+    for m in metas:
+        where = f"{m['location']}/{AUDIO_HASHES}"
+        try:
+            data = m["fs"].cat_file(f"{m['path']}/{AUDIO_HASHES}")
+        except FileNotFoundError:
+            continue  # a shard built before the file existed
+        for rel, digest in parse_audio_hashes(data, where).items():
+            if merged.get(rel) != digest:
+                raise UserError(f"{m['location']}/{rel}: sha256 differs from {where} (the file changed after the shard "
+                                "was built); nothing was merged: build that shard again")
+
+
+def _render_stats(meta: dict) -> pl.DataFrame:
+    """A shard's render statistics, or a UserError naming the file (truncated, foreign, columns missing)."""
+    where = f"{meta['location']}/{RENDER_STATS}"
+    try:
+        stats = pl.read_parquet(meta["fs"].cat_file(f"{meta['path']}/{RENDER_STATS}"))
+    except FileNotFoundError:
+        raise UserError(f"{where}: missing (the shard is incomplete: build it again)") from None
+    except Exception as err:  # polars raises several types for a corrupt file
+        raise UserError(f"{where}: cannot read parquet ({err}); the shard is damaged: build it again") from None
+    missing = [c for c in ("clip_index", "peak", "gain") if c not in stats.columns]
+    if missing:
+        raise UserError(f"{where}: missing column(s) {', '.join(missing)}")
+    return stats
 
 
 def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) -> None:
@@ -225,8 +260,10 @@ def load_plan(path: str | Path, config=None):
             meta = json.loads(bytes(z["meta"]).decode())
             final = {k[len("final_"):]: z[k] for k in z.files if k.startswith("final_")}
             indptr, clips = z["relevant_indptr"], z["relevant_clips"]
-    except (OSError, ValueError, KeyError) as err:
-        raise UserError(f"{path}: not a reasonaudio plan file ({err})") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # truncated or foreign
+        raise UserError(f"{path}: not a reasonaudio plan file ({err.__class__.__name__}: {err})") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"{path}: not a reasonaudio plan file (its header is not a JSON object)")
     if meta.get("format") != PLAN_FORMAT:
         raise UserError(f"{path}: format {meta.get('format')!r}, expected {PLAN_FORMAT!r}")
     saved = BuildConfig(**meta["config"])

@@ -25,6 +25,7 @@ from reasonaudio.contract import (
     PATTERNS,
     TASKS,
 )
+from reasonaudio.io.audio_hashes import write_audio_hashes
 from reasonaudio.relevance import positive_labels
 
 @dataclass(frozen=True, eq=False)
@@ -53,9 +54,10 @@ class Built:
         return self.path / name if isinstance(self.path, Path) else f"{self.path.rstrip('/')}/{name}"
 
 
-def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.ndarray) -> dict:
-    """Writes the tables, the BEIR export, the attribution and the manifest of a rendered plan into
-    `root` (`peaks`/`gains`: the limiter's statistics per clip); returns the manifest."""
+def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.ndarray, dest=None) -> dict:
+    """Writes the tables, the BEIR export, the attribution, the manifest and audio.sha256 of a
+    rendered plan into `root` (`peaks`/`gains`: the limiter's statistics per clip; `dest`: the staged
+    output, whose audio may be elsewhere than root/audio); returns the manifest."""
     tables = benchmark_tables(plan, np.asarray(peaks, np.float64), np.asarray(gains, np.float64))
     for name, frame in tables.items():
         frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
@@ -63,6 +65,10 @@ def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.nd
     write_attribution(root, plan.library, plan.final["ev_atom"])
     manifest = benchmark_manifest(plan, root, tables)
     write_json(root / "manifest.json", manifest)
+    if dest is not None:
+        write_audio_hashes(root, plan.rel_paths, dest.audio_fs, dest.audio_dir)
+    else:
+        write_audio_hashes(root, plan.rel_paths)
     return manifest
 
 

@@ -69,6 +69,17 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
     return clips["clip_id"].cast(pl.String).to_list(), clips_path
 
 
+def _where(message: str, events: Path, clips: Path | None) -> str:
+    """An engine message with the file it is about: events rows (0-based, in the table's order) are
+    in EVENTS (its events.parquet for a directory), clip ids in --clips."""
+    if message.startswith("events row"):
+        table = events / "events.parquet" if events.is_dir() else events
+        return f"{table}: {message.removeprefix('events ')} (0-based)"
+    if message.startswith("clip_id:") and clips is not None:
+        return f"{clips} (the corpus's clip list): {message}"
+    return message
+
+
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels
 
@@ -96,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"streamed {stats.events} events in {stats.batches} batches (at most {stats.max_batch_events} events held at once)")
     else:
         events = read_events(args.events)
-        csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
+        try:
+            csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
+        except UserError as err:  # the engine knows rows, not files: name the file the row is in
+            raise UserError(_where(str(err), args.events, clips_path)) from None
         n_events = events.height
         without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
     out = write_qrels(csr.to_frame(), args.out, inputs=inputs, force=args.force)

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from reasonaudio.commands.bounds import SEED, int_in
+from reasonaudio.contract import AUDIBLE_WINDOW_S
+
+# the importers' default floor (reasonaudio.atoms.sources.common.MIN_ATOM_S), named here without
+# importing the importers at parser time
+MIN_ATOM_S = AUDIBLE_WINDOW_S
 LAYOUT_CHOICES = ("auto", "folders", "csv", "fsd50k", "esc50", "urbansound8k")
 ATOMS_HELP = "'procedural' for the embedded 200-atom library, or a library directory"
 
@@ -12,7 +18,17 @@ def _show(args: argparse.Namespace) -> int:
     from reasonaudio.atoms import AtomLibrary, contact_sheet
 
     import sys
+    from pathlib import Path
 
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from reasonaudio.errors import UserError
+
+    formats = FigureCanvasBase.get_supported_filetypes()  # checked first: the sheet takes a while to draw
+    suffix = Path(args.out).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise UserError(f"--out {args.out}: expected an image file name ending in one of "
+                        f"{', '.join('.' + f for f in sorted(formats))} (.png is the usual one)")
     print(f"loading {args.atoms} …", file=sys.stderr, flush=True)
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)
     indices = [group[0] for group in lib.exemplars().values()] if args.one_per_label else None
@@ -99,7 +115,7 @@ def add_parser(subparsers) -> None:
     show = sub.add_parser("show", help="draw a contact sheet (log-mel image per atom) as PNG")
     show.add_argument("atoms", metavar="ATOMS", help=ATOMS_HELP)
     show.add_argument("--out", required=True, help="PNG file to write")
-    show.add_argument("--columns", type=int, default=10, help="images per row (default 10)")
+    show.add_argument("--columns", type=int_in(1, 100), default=10, help="images per row, 1..100 (default 10)")
     show.add_argument("--sample-rate", type=_positive_rate, default=None, help="render/resample to this rate")
     show.add_argument("--one-per-label", action="store_true", help="draw only the first exemplar of each label")
     show.set_defaults(func=_show)
@@ -112,15 +128,17 @@ def add_parser(subparsers) -> None:
     imp.add_argument("--labels", default=None, help="CSV with columns file,label[,phrase][,license][,attribution][,split]; files relative to SRC")
     imp.add_argument("--phrases", default=None, metavar="CSV", help="label,phrase table overriding the phrases (the curated ones for FSD50K/ESC-50/UrbanSound8K)")
     imp.add_argument("--ontology", default=None, metavar="JSON", help="AudioSet ontology.json for FSD50K leaf classes (default: inferred from the label sets)")
-    imp.add_argument("--per-label", type=int, default=None, metavar="N", help="at most N exemplars per label, drawn with --seed (default every one)")
-    imp.add_argument("--exclude-license", action="append", default=[], choices=["nc"], help="nc: leave out non-commercial recordings")
+    imp.add_argument("--per-label", type=int_in(1), default=None, metavar="N", help="at most N exemplars per label, drawn with --seed (default every one)")
+    imp.add_argument("--exclude-license", action="append", default=[], choices=["nc"], help="nc: leave out non-commercial recordings, and those whose license is unknown (they may be non-commercial)")
     imp.add_argument("--split-fraction", type=float, default=None, metavar="F",
                      help="put a share F of each label's exemplars in the test split, the rest in train (FSD50K: dev=train, eval=test without it)")
-    imp.add_argument("--seed", type=int, default=0, help="seed of --per-label and --split-fraction draws (default 0)")
+    imp.add_argument("--seed", type=SEED, default=0, help="seed of --per-label and --split-fraction draws, 0..2^32-1 (default 0)")
     imp.add_argument("--sample-rate", type=_positive_rate, default=16000, help="library sample rate (default 16000)")
     imp.add_argument("--skip-bad", action="store_true", help="import the good files and report the bad ones")
     imp.add_argument("--force", action="store_true", help="replace ATOMS if it exists")
-    imp.add_argument("--min-s", "--min-duration", dest="min_duration", type=float, default=0.3, help="shortest atom after trimming, s (default 0.3)")
+    imp.add_argument("--min-s", "--min-duration", dest="min_duration", type=float, default=MIN_ATOM_S,
+                     help=f"shortest atom after trimming, s (default {MIN_ATOM_S:g}, the contract's audibility window: "
+                     "one-shot sounds such as a clap or a snap last 0.1-0.2 s and are kept)")
     imp.add_argument("--max-s", "--max-duration", dest="max_duration", type=float, default=10.0, help="longest atom after trimming, s (default 10)")
     imp.set_defaults(func=_import)
 
@@ -129,7 +147,7 @@ def add_parser(subparsers) -> None:
     pack.add_argument("--out", required=True, metavar="ATOMS", help="library directory to create")
     pack.add_argument("--sample-rate", type=_positive_rate, default=16000, help="library sample rate (default 16000)")
     pack.add_argument("--split-fraction", type=float, default=None, metavar="F", help="share of each label's exemplars in the test split")
-    pack.add_argument("--seed", type=int, default=0, help="seed of the --split-fraction draw (default 0)")
+    pack.add_argument("--seed", type=SEED, default=0, help="seed of the --split-fraction draw, 0..2^32-1 (default 0)")
     pack.add_argument("--min-s", dest="min_duration", type=float, default=0.15, help="shortest atom after trimming, s (default 0.15)")
     pack.add_argument("--max-s", dest="max_duration", type=float, default=10.0, help="longest atom after trimming, s (default 10)")
     pack.add_argument("--allow-missing", action="store_true", help="build from the packages installed, leaving out the others")

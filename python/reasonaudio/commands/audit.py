@@ -22,6 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from reasonaudio.commands.bounds import SEED, int_in
 from reasonaudio.errors import UserError
 
 
@@ -35,13 +36,13 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("paths", nargs="+", metavar="ARG", help="a benchmark directory, or `score` followed by judgments files")
     parser.add_argument("--out", type=Path, default=None, help="site directory (audit), or a directory for score.json and disputed.csv (score)")
-    parser.add_argument("--per-task", type=int, default=None, metavar="N", help="queries sampled per task (default 50; all where a task has fewer)")
-    parser.add_argument("--seed", type=int, default=0, help="sampling and clip-order seed (audit) or bootstrap seed (score); default 0")
-    parser.add_argument("--extra", type=int, default=None, metavar="K", help="clips shown beyond the two-option pair, drawn from clips with the query's sounds (default 0)")
+    parser.add_argument("--per-task", type=int_in(1), default=None, metavar="N", help="queries sampled per task (default 50; all where a task has fewer)")
+    parser.add_argument("--seed", type=SEED, default=0, help="sampling and clip-order seed (audit) or bootstrap seed (score), 0..2^32-1; default 0")
+    parser.add_argument("--extra", type=int_in(0), default=None, metavar="K", help="clips shown beyond the two-option pair, drawn from clips with the query's sounds (default 0)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty SITE")
     parser.add_argument("--hardlink", action="store_true", help="hard-link the audio into SITE instead of copying it (falls back to a copy across file systems)")
     parser.add_argument("--bench", type=Path, default=None, metavar="BENCH", help="(score) the benchmark the site was built from")
-    parser.add_argument("--bootstrap", type=int, default=None, metavar="B", help="(score) bootstrap resamples (default 2000)")
+    parser.add_argument("--bootstrap", type=int_in(1, 20_000), default=None, metavar="B", help="(score) bootstrap resamples, 1..20,000 (each holds an index per card; default 2000)")
     parser.add_argument("--json", action="store_true", help="(score) print the full result as JSON instead of text")
     parser.set_defaults(func=run)
 

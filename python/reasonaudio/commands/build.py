@@ -7,7 +7,10 @@ import json
 import time
 
 from reasonaudio.atoms.exemplars import SPLITS
+from reasonaudio.commands.bounds import utf8_path
 from reasonaudio.builder import AUDIO_FORMATS, BuildConfig, build, parse_shard, plan_build
+from reasonaudio.builder.config import MAX_CLIP_S, MAX_CLIPS, MAX_QUERIES_PER_TASK, MAX_THREADS
+from reasonaudio.contract import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from reasonaudio.errors import UserError
 
 
@@ -28,20 +31,21 @@ def add_parser(subparsers) -> None:
         description="Synthesize a reasoning-intensive text-to-audio retrieval benchmark into DIR.",
     )
     d = BuildConfig()
-    p.add_argument("--out", default=None, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
-    p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips (default {d.clips})")
-    p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips (default {d.overlap_fraction})")
-    p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task (default {d.queries_per_task}; 0 = corpus only)")
+    p.add_argument("--out", default=None, type=utf8_path, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
+    p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips, 1..{MAX_CLIPS:,} (the plan holds ~2 KB a clip in memory; default {d.clips})")
+    p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips, within [0, 1] (default {d.overlap_fraction})")
+    p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task, 0..{MAX_QUERIES_PER_TASK:,}: at most what the corpus hosts (default {d.queries_per_task}; 0 = corpus only)")
     p.add_argument("--atoms", default=d.atoms, help="'procedural' (embedded default) or an atom library directory")
-    p.add_argument("--sample-rate", type=int, default=d.sample_rate, help=f"Hz (default {d.sample_rate})")
-    p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
-    p.add_argument("--max-clip-s", type=float, default=d.max_clip_s, help=f"longest clip in seconds (default {d.max_clip_s})")
+    p.add_argument("--sample-rate", type=int, default=d.sample_rate, help=f"Hz, {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} (default {d.sample_rate})")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"random seed, 0..2^64-1 (default {d.seed})")
+    p.add_argument("--max-clip-s", type=float, default=d.max_clip_s, help=f"longest clip in seconds, within (0, {MAX_CLIP_S:g}] (a render thread holds a clip in memory; default {d.max_clip_s})")
     p.add_argument("--format", dest="audio_format", choices=sorted(AUDIO_FORMATS), default=d.audio_format, help="audio format (default wav16)")
-    p.add_argument("--threads", type=int, default=0, help="worker threads (0 = all cores); output does not depend on it")
+    p.add_argument("--threads", type=int, default=0, help=f"worker threads, 0..{MAX_THREADS} (0 = all cores); output does not depend on it")
     p.add_argument("--min-hard-negatives", type=int, default=d.min_hard_negatives,
-                   help="hard negatives each query must have; missing ones are planned on purpose (default 1)")
+                   help="hard negatives each query must have, 1..clips-1; missing ones are planned on purpose (default 1)")
     p.add_argument("--plan", type=_plan_override, action="append", default=[], metavar="KEY=JSON",
-                   help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\'')
+                   help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\' (finite numbers; '
+                   '*_probability within [0, 1]; min_events, max_events >= 1)')
     p.add_argument("--exemplar-split", choices=SPLITS, default=d.exemplar_split,
                    help="build from the library's test (or train) exemplars only (default all)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
@@ -58,6 +62,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.ray is not None:  # before planning: a missing Ray is the install hint, not a failure after the plan
+        from reasonaudio.errors import require
+
+        require("ray", "ray", "--ray")
     config = BuildConfig(
         clips=args.clips,
         overlap_fraction=args.overlap_fraction,

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from reasonaudio.commands.bounds import SEED, int_in
 from reasonaudio.errors import UserError
 
 
@@ -20,10 +21,10 @@ def add_parser(subparsers) -> None:
     b.add_argument("--out", required=True, type=Path)
     b.add_argument("--cue", choices=("environment", "gender", "emotion"), default="environment")
     b.add_argument("--task", choices=("asr", "math", "facts"), default="asr")
-    b.add_argument("--n", type=int, default=600, help="number of samples (multiple of 4)")
+    b.add_argument("--n", type=int_in(4, 100_000), default=600, help="number of samples, a multiple of 4 within 4..100,000 (each is a WAV of a few seconds; default 600)")
     b.add_argument("--snr", type=float, nargs="+", default=[0.0, 10.0, 20.0],
                    help="speech-to-background SNRs in dB for the environment cue")
-    b.add_argument("--sample-rate", type=int, default=24000)
+    b.add_argument("--sample-rate", type=int, default=24000, help="Hz, 8000..192000 (default 24000)")
     b.add_argument("--speech", default="tts", help="'tts' (espeak-ng) or a CSV path,text,gender,emotion[,answers]")
     b.add_argument("--atoms", default="procedural", help="'procedural' or an atom library folder")
     b.add_argument("--cue-values", nargs="+", default=None,
@@ -31,7 +32,7 @@ def add_parser(subparsers) -> None:
     b.add_argument("--facts", default=None, help="extra factual questions (JSONL or CSV)")
     b.add_argument("--no-builtin-facts", action="store_true", help="use only the questions in --facts")
     b.add_argument("--math-levels", type=int, nargs="+", default=[1, 2, 3], choices=(1, 2, 3))
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--seed", type=SEED, default=0, help="seed, 0..2^32-1 (default 0)")
     b.add_argument("--force", action="store_true", help="replace --out if it exists")
     b.set_defaults(func=_build)
 
@@ -51,8 +52,8 @@ def add_parser(subparsers) -> None:
     r.add_argument("--prompts", default=None,
                    help="a prompts JSONL, or 'project' / 'study' to generate them in that style (default: project)")
     r.add_argument("--layers", nargs="+", default=None)
-    r.add_argument("--limit", type=int, default=None, help="only the first N samples")
-    r.add_argument("--max-new-tokens", type=int, default=256)
+    r.add_argument("--limit", type=int_in(1), default=None, help="only the first N samples (N >= 1)")
+    r.add_argument("--max-new-tokens", type=int_in(1, 32_768), default=256, help="tokens a model may generate per answer, 1..32,768 (default 256)")
     r.add_argument("--force", action="store_true", help="replace an existing --out file (a model's outputs are costly: off by default)")
     r.set_defaults(func=_run)
 

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from reasonaudio.commands.bounds import SEED, check_new_file, float_in, int_in
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -21,14 +23,14 @@ def add_parser(subparsers) -> None:
     train = sub.add_parser("train", help="train a detector on mixtures of an atom library")
     train.add_argument("library", help="`procedural` or an atom library directory")
     train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
-    train.add_argument("--steps", type=int, default=None, help="optimiser steps (default 800)")
-    train.add_argument("--batch", type=int, default=None, help="clips per step (default 16)")
-    train.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget in seconds (default 870)")
-    train.add_argument("--labels", type=int, default=None, help="train on the first N labels only (quick experiments)")
-    train.add_argument("--channels", type=int, default=None, help="convolution channels (default 160)")
-    train.add_argument("--seed", type=int, default=None, help="training seed (default 0)")
-    train.add_argument("--valid-clips", type=int, default=None, help="held-out mixtures for the frame-F1 check (default 64)")
-    train.add_argument("--device", default=None, help="torch device (default: cuda if available)")
+    train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help="optimiser steps, 1..10,000,000 (default 800)")
+    train.add_argument("--batch", type=int_in(1, 1024), default=None, help="clips per step, 1..1024 (each holds a mixture and its features in memory; default 16)")
+    train.add_argument("--max-seconds", type=float_in(0, 1e7, low_open=True), default=None, help="wall-clock budget in seconds, (0, 1e7] (default 870)")
+    train.add_argument("--labels", type=int, default=None, help="train on the first N labels only, 1..the library's label count (quick experiments)")
+    train.add_argument("--channels", type=int_in(1, 2048), default=None, help="convolution channels, 1..2048 (the weights grow with its square; default 160)")
+    train.add_argument("--seed", type=SEED, default=None, help="training seed, 0..2^32-1 (default 0)")
+    train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help="held-out mixtures for the frame-F1 check, 1..100,000 (default 64)")
+    train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
 
@@ -39,15 +41,17 @@ def add_parser(subparsers) -> None:
     run.add_argument("--metrics", type=Path, default=None, help="also write SED metrics (JSON) against the benchmark's events.parquet")
     run.add_argument("--force", action="store_true", help="replace existing --out / --metrics files")
     run.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the model's, 0.5)")
-    run.add_argument("--device", default=None)
+    run.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=run_detect)
 
 
 def _load(spec: str, device: str, progress: bool):
+    from reasonaudio.detect import check_model_or_library
     from reasonaudio.detect.model import Detector
     from reasonaudio.detect.train import train_cached
 
+    check_model_or_library(spec)
     if Path(spec).is_file():
         return Detector.load(spec)
     log = (lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None)
@@ -55,23 +59,26 @@ def _load(spec: str, device: str, progress: bool):
 
 
 def _device(name: str | None) -> str:
-    if name:
-        return name
-    import torch
+    from reasonaudio.detect import torch_device
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return torch_device(name)
 
 
 def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from reasonaudio.detect import torch_module
     from reasonaudio.detect.train import TrainConfig, train, train_cached
+
+    torch_module()  # before any work: a missing torch is the install hint, not a traceback mid-run
 
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips}.items() if v is not None}
     config = replace(TrainConfig(), **overrides)
     device = _device(args.device)
+    if args.out is not None:  # before training: a model that cannot be saved is minutes of work lost
+        check_new_file(args.out, "--out")
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
     if args.out is None:
         detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
@@ -85,8 +92,12 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_detect(args: argparse.Namespace) -> int:
+    from reasonaudio.detect import torch_module
     from reasonaudio.detect.infer import audio_inputs, detect
-    from reasonaudio.errors import UserError
+    from reasonaudio.errors import UserError, require
+
+    torch_module()  # both before any work, so a missing package is the install hint up front
+    require("scipy.ndimage", "detect", "the detector's median filter (SciPy)")
 
     device = _device(args.device)
     detector = _load(args.model, device, not args.quiet)
@@ -107,6 +118,16 @@ def run_detect(args: argparse.Namespace) -> int:
     want_metrics = args.metrics is not None
     if want_metrics and (bench is None or bench.events.height == 0):
         raise UserError(f"{args.audio}: --metrics needs a benchmark directory with events.parquet")
+    if want_metrics:  # before detecting: metrics against labels the model never learnt are meaningless
+        truth = sorted(set(bench.events["label"].cast(str).to_list()))
+        unknown = [label for label in truth if label not in set(detector.labels)]
+        if unknown:
+            lib = detector.library.get("spec")
+            raise UserError(
+                f"--metrics: {len(unknown)} of the {len(truth)} labels in {args.audio}'s events are not in the model's "
+                f"vocabulary ({len(detector.labels)} labels of library {lib!r}): {', '.join(unknown[:6])}"
+                f"{', …' if len(unknown) > 6 else ''}; the model was trained on another atom library (or on --labels N of it)"
+            )
     index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
     table = index.table()
     with output_file(args.out, inputs=[args.audio], force=args.force) as tmp:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from reasonaudio.commands.bounds import SEED, int_in
+
 
 class _ModelHelpFormatter(argparse.HelpFormatter):
     """Writes `--model`'s help from the model registry, only when help is printed: building the parser for
@@ -32,11 +34,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--model", required=True, help="model spec, NAME[:ARG]")
     parser.add_argument("--out", required=True, type=Path, help="results directory (written atomically; never inside BENCH)")
     parser.add_argument("--force", action="store_true", help="replace an earlier results directory at --out")
-    parser.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
-    parser.add_argument("--search-batch", type=int, default=256, help="queries per ranking batch (default 256)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% intervals (0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for bootstrap, random baseline and t-SNE")
-    parser.add_argument("--device", default=None, help="torch device for neural adapters (default: cuda if available)")
+    parser.add_argument("--batch-size", type=int_in(1, 65_536), default=32, help="encoding batch size, 1..65,536 (default 32)")
+    parser.add_argument("--search-batch", type=int_in(1, 1_000_000), default=256, help="queries per ranking batch, 1..1,000,000 (default 256)")
+    parser.add_argument("--bootstrap", type=int_in(0, 20_000), default=1000, help="bootstrap resamples for 95%% intervals, 0..20,000 (each holds an index per query; 0: none)")
+    parser.add_argument("--seed", type=SEED, default=0, help="seed for bootstrap, random baseline and t-SNE, 0..2^32-1")
+    parser.add_argument("--device", default=None, help="torch device for neural adapters: cpu, cuda, cuda:N or mps (default: cuda if available)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from reasonaudio.commands.bounds import float_in, utf8_path
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -17,11 +19,11 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("bench", type=Path, help="benchmark directory")
     parser.add_argument("--to", choices=["hf"], default="hf", help="export format (hf: Hugging Face dataset folder)")
-    parser.add_argument("--out", required=True, type=Path, help="output folder (written atomically)")
+    parser.add_argument("--out", required=True, type=lambda t: Path(utf8_path(t)), help="output folder (written atomically)")
     parser.add_argument("--force", action="store_true", help="replace an earlier export at --out")
     parser.add_argument("--name", default=None, help="dataset name in the card (default: the benchmark folder's name)")
     parser.add_argument("--license", default=None, help="license id for the card (default: the atoms' license, else 'other')")
-    parser.add_argument("--shard-mb", type=float, default=500.0, help="audio megabytes per corpus shard (default 500)")
+    parser.add_argument("--shard-mb", type=float_in(0.01, 100_000), default=500.0, help="audio megabytes per corpus shard, 0.01..100,000 (default 500)")
     parser.set_defaults(func=run)
 
 

@@ -28,31 +28,42 @@ class AudioLM(Protocol):
 
 class CommandModel:
     def __init__(self, command: str, timeout_s: float = 600.0) -> None:
-        self.argv = shlex.split(command)
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as err:  # "No closing quotation", "No escaped character"
+            raise UserError(f"--model cmd:{command}: {err} (the program and its arguments are split as a shell would)") from None
         if not self.argv:
             raise UserError("cmd: model spec needs a program, e.g. cmd:'python my_model.py'")
         self.timeout_s = timeout_s
 
     def generate(self, audio_path: str, prompt: str) -> str:
         try:
-            proc = subprocess.run(self.argv + [audio_path, prompt], capture_output=True, text=True,
-                                  timeout=self.timeout_s)
+            proc = subprocess.run(self.argv + [audio_path, prompt], capture_output=True, timeout=self.timeout_s)
         except FileNotFoundError:
             raise UserError(f"model program {self.argv[0]!r} not found") from None
         except subprocess.TimeoutExpired:
             raise UserError(f"model program timed out after {self.timeout_s:g} s on {audio_path}") from None
         if proc.returncode != 0:
+            stderr = proc.stderr.decode("utf-8", errors="replace")  # only shown: a stray byte must not hide it
             raise UserError(f"model program exited with status {proc.returncode} on {audio_path}: "
-                            f"{proc.stderr.strip()[-500:]}")
-        return proc.stdout.strip()
+                            f"{stderr.strip()[-500:]}")
+        try:
+            return proc.stdout.decode("utf-8").strip()
+        except UnicodeDecodeError as err:  # an answer is scored as text: refuse rather than guess an encoding
+            raise UserError(f"model program {self.argv[0]!r} wrote an answer that is not UTF-8 on {audio_path} "
+                            f"(byte {err.start}: {proc.stdout[err.start:err.start + 1]!r})") from None
 
 
 class Qwen2AudioModel:
     """Qwen2-Audio-class model from a local directory (no download); greedy decoding."""
 
     def __init__(self, path: str, max_new_tokens: int = 256, device: str | None = None) -> None:
-        import torch
-        from transformers import AutoProcessor, Qwen2AudioForConditionalGeneration
+        from reasonaudio.errors import require
+
+        torch = require("torch", "models", "the Qwen2-Audio model")
+        transformers = require("transformers", "models", "the Qwen2-Audio model")
+        AutoProcessor, Qwen2AudioForConditionalGeneration = (transformers.AutoProcessor,
+                                                              transformers.Qwen2AudioForConditionalGeneration)
 
         if not Path(path).is_dir():
             raise UserError(f"model directory {path} does not exist")

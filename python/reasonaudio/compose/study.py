@@ -39,7 +39,6 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from reasonaudio.errors import UserError
 
 ENV_LABELS = ("rain", "sea_waves", "crickets", "chirping_birds", "wind")  # the study's prompt order
 EMOTION_LABELS = ("angry", "disgust", "fear", "happy", "sad")
@@ -75,24 +74,18 @@ def study_label(cue: str, value: str | None) -> str | None:
 
 @lru_cache(maxsize=1)
 def _whisper():
-    try:
-        from whisper_normalizer.english import EnglishTextNormalizer
-    except ImportError:
-        raise UserError("--scoring study needs Whisper's English normaliser: pip install whisper-normalizer "
-                        "(it is in the reasonaudio[compose] extra)") from None
-    return EnglishTextNormalizer()
+    from reasonaudio.errors import require
+
+    return require("whisper_normalizer.english", "compose", "--scoring study (Whisper's English normaliser)").EnglishTextNormalizer()
 
 
 @lru_cache(maxsize=1)
 def jiwer_module():
     """jiwer, imported when a transcription is first scored (either mode), or the install hint: a set
     of math or facts is scored without it."""
-    try:
-        import jiwer
-    except ImportError:
-        raise UserError("scoring transcription (WER) needs jiwer: pip install jiwer "
-                        "(it is in the reasonaudio[compose] extra)") from None
-    return jiwer
+    from reasonaudio.errors import require
+
+    return require("jiwer", "compose", "scoring transcription (WER)")
 
 
 def whisper_normalize(text: str) -> str:

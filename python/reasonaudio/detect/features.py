@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from reasonaudio.detect import torch_module
+
 
 @dataclass(frozen=True)
 class FeatureConfig:
@@ -55,7 +57,7 @@ class LogMel:
     """Batched log-mel in torch: waveforms [B, N] -> [B, n_mels, frames]."""
 
     def __init__(self, cfg: FeatureConfig, device: str = "cpu"):
-        import torch
+        torch = torch_module()
 
         self.cfg = cfg
         self.device = device
@@ -66,7 +68,7 @@ class LogMel:
         return n_samples // self.cfg.hop + 1
 
     def __call__(self, wave):
-        import torch
+        torch = torch_module()
 
         spec = torch.stft(wave, self.cfg.n_fft, self.cfg.hop, window=self.window, center=True, return_complex=True)
         power = spec.real**2 + spec.imag**2

@@ -17,6 +17,7 @@ import polars as pl
 import soundfile as sf
 
 from reasonaudio import _core
+from reasonaudio.detect import torch_module
 from reasonaudio.detect.model import Detector
 from reasonaudio.detect.postprocess import events_of_clip, smooth
 from reasonaudio.errors import UserError
@@ -97,7 +98,7 @@ def detect(
     keep_scores: bool = False,
     progress: bool = True,
 ) -> EventIndex:
-    import torch
+    torch = torch_module()
     from tqdm.auto import tqdm
 
     from reasonaudio.detect.features import LogMel

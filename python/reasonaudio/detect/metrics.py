@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import polars as pl
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 
 COLLAR_S = 0.2
 OFFSET_COLLAR_RATE = 0.2
@@ -25,14 +25,11 @@ SEGMENT_S = 1.0
 
 
 def _lib():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # dcase_util's pkg_resources deprecation notice
-            import sed_scores_eval
-            from sed_scores_eval.base_modules import statistics
-            from sed_scores_eval.base_modules.scores import create_score_dataframe
-    except ImportError as err:
-        raise UserError(f"SED metrics need sed_scores_eval ({err}); install `pip install 'reasonaudio[detect]'`") from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dcase_util's pkg_resources deprecation notice
+        sed_scores_eval = require("sed_scores_eval", "detect", "SED metrics")
+        statistics = require("sed_scores_eval.base_modules.statistics", "detect", "SED metrics")
+        create_score_dataframe = require("sed_scores_eval.base_modules.scores", "detect", "SED metrics").create_score_dataframe
     curves = statistics.onset_offset_curves
     if not getattr(curves, "_writable_inputs", False):
         # pandas >= 3 (copy-on-write) hands out read-only arrays, which the library's Cython

@@ -19,6 +19,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from reasonaudio.detect import torch_module
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.errors import UserError
 
@@ -44,8 +45,8 @@ class NetConfig:
 
 
 def build_net(cfg: NetConfig):
-    import torch
-    from torch import nn
+    torch = torch_module()
+    nn = torch.nn
 
     class Block(nn.Module):
         def __init__(self, c: int, dilation: int):
@@ -108,7 +109,7 @@ class Detector:
         return 2 * self.features.frame_s
 
     def net(self, device: str = "cpu"):
-        import torch
+        torch = torch_module()
 
         if self._net is None:
             net = build_net(self.net_config)
@@ -118,7 +119,7 @@ class Detector:
         return self._net.to(torch.device(device))
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        import torch
+        torch = torch_module()
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +145,7 @@ class Detector:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "Detector":
-        import torch
+        torch = torch_module()
 
         path = Path(path)
         if not path.is_file():

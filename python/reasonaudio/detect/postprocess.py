@@ -10,7 +10,6 @@ nearby runs are one event with a quiet stretch, e.g. a clock's ticks), and runs 
 from __future__ import annotations
 
 import numpy as np
-from scipy.ndimage import median_filter
 
 from reasonaudio.detect.model import PostConfig
 
@@ -19,6 +18,9 @@ def smooth(probs: np.ndarray, frames: int) -> np.ndarray:
     """Median filter along time of [J, C] probabilities (edges repeat the end frames)."""
     if frames <= 1 or probs.shape[0] == 0:
         return probs
+    from reasonaudio.errors import require
+
+    median_filter = require("scipy.ndimage", "detect", "the detector's median filter (SciPy)").median_filter
     return median_filter(probs, size=(frames, 1), mode="nearest")
 
 

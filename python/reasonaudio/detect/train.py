@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reasonaudio.detect import torch_module
 from reasonaudio.detect.data import TRAIN_SEED_BASE, VALID_SEED, MixtureSource, library_hash
 from reasonaudio.detect.features import FeatureConfig, LogMel
 from reasonaudio.detect.model import Detector, NetConfig, PostConfig, build_net
@@ -93,7 +94,7 @@ def train(
     progress: bool = True,
     log=print,
 ) -> Detector:
-    import torch
+    torch = torch_module()
 
     config = config or TrainConfig()
     features = features or FeatureConfig()

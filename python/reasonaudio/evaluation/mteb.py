@@ -25,14 +25,12 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 
-try:
-    from mteb.abstasks.retrieval import AbsTaskRetrieval
-    from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
-    from mteb.abstasks.task_metadata import TaskMetadata
-except ImportError as _err:  # pragma: no cover - exercised only without the extra
-    raise UserError(f"reasonaudio.evaluation.mteb needs mteb >= 2 ({_err}); install it with `pip install 'reasonaudio[hf]'`") from None
+_PURPOSE = "reasonaudio.evaluation.mteb (mteb >= 2)"
+AbsTaskRetrieval = require("mteb.abstasks.retrieval", "hf", _PURPOSE).AbsTaskRetrieval
+RetrievalSplitData = require("mteb.abstasks.retrieval_dataset_loaders", "hf", _PURPOSE).RetrievalSplitData
+TaskMetadata = require("mteb.abstasks.task_metadata", "hf", _PURPOSE).TaskMetadata
 
 SPLIT = "test"
 LANG = ["eng-Latn", "zxx-Zxxx"]  # English queries; audio has no language (mteb's convention for t2a)
@@ -142,7 +140,8 @@ def tasks_for(path: str | Path, *, name: str | None = None, two_option: bool = T
 def _from_benchmark(root: Path, tasks: list[str], *, two_option: bool) -> dict[str, dict[str, RetrievalSplitData]]:
     """mteb's in-memory form of a benchmark directory: audio as file paths that `datasets` decodes."""
     import polars as pl
-    from datasets import Audio, Dataset
+    datasets = require("datasets", "hf", "handing a benchmark directory to mteb")
+    Audio, Dataset = datasets.Audio, datasets.Dataset
 
     from reasonaudio.io.benchmark import load_benchmark
 

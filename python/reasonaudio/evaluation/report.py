@@ -209,11 +209,24 @@ def load_run(path: Path) -> dict:
     if not file.is_file():
         raise UserError(f"{path}: no results.json (expected the output directory of `reasonaudio eval`)")
     try:
-        run = json.loads(file.read_text())
+        run = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise UserError(f"{file}: invalid JSON at line {err.lineno}: {err.msg}") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{file}: not UTF-8 text (byte {err.start})") from None
+    if not isinstance(run, dict):
+        raise UserError(f"{file}: not a reasonaudio results file (a JSON {type(run).__name__}, expected an object)")
     if run.get("format") != RESULTS_FORMAT:
         raise UserError(f"{file}: not a reasonaudio results file (format {run.get('format')!r}, expected {RESULTS_FORMAT!r})")
+    shapes = {"model": str, "manifest_hash": str, "summary": dict, "task_order": list, "two_option": dict}
+    wrong = [f"{k} ({shapes[k].__name__} expected)" for k in shapes if not isinstance(run.get(k), shapes[k])]
+    if wrong:
+        raise UserError(f"{file}: malformed results: {', '.join(wrong)}")
+    try:  # the tables read deeper into summary and two_option: try them on this run alone
+        study_table([{**run, "label": run["model"]}])
+        two_option_table([{**run, "label": run["model"]}])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        raise UserError(f"{file}: malformed results ({err.__class__.__name__}: {err})") from None
     return run
 
 
@@ -357,7 +370,9 @@ def tsne_plot(result, path: Path, *, n_queries: int = 8, seed: int = 0, n_backgr
     Queries are picked round-robin over tasks from the two-option pairs, in table order (no
     randomness), so the same run gives the same picture.
     """
-    from sklearn.manifold import TSNE
+    from reasonaudio.errors import require
+
+    TSNE = require("sklearn.manifold", "eval", "the t-SNE figure (scikit-learn)").TSNE
 
     plt = _pyplot()
     pairs = result.two_option_pairs

@@ -66,12 +66,19 @@ def read_manifest(root: Path) -> dict:
     if not path.is_file():
         raise UserError(f"{path}: file not found (is {root} a benchmark directory?)")
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise UserError(f"{path}: invalid JSON at line {err.lineno}: {err.msg}") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    if not isinstance(manifest, dict):
+        raise UserError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
     missing = [k for k in MANIFEST_KEYS if k not in manifest]
     if missing:
         raise UserError(f"{path}: missing key(s) {', '.join(missing)}")
+    for key in ("params", "counts", "hashes"):  # readers index into these: a string there was a traceback
+        if key in manifest and not isinstance(manifest[key], dict):
+            raise UserError(f"{path}: {key} should be a JSON object, got {json.dumps(manifest[key])[:60]}")
     return manifest
 
 

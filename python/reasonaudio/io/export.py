@@ -24,6 +24,8 @@ groups of `row_group` clips, which keeps both the writer's and a lazy reader's m
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 from pathlib import Path
 
@@ -83,10 +85,9 @@ def _license(bench) -> str:
 
 def _card(bench, name: str, license_id: str, configs: list[tuple[str, str]], tasks: list[str], counts: dict) -> str:
     """README.md: YAML header (configs, license, task tags) and a description of tasks and build."""
-    try:
-        import yaml
-    except ImportError:
-        raise UserError("writing the dataset card needs PyYAML: `pip install 'reasonaudio[hf]'`") from None
+    from reasonaudio.errors import require
+
+    yaml = require("yaml", "hf", "writing the dataset card (PyYAML)")
 
     header = {
         "license": license_id,
@@ -196,6 +197,19 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
         used += size
     import pyarrow.parquet as pq
 
+    from reasonaudio.io.audio_hashes import AUDIO_HASHES, read_audio_hashes
+
+    recorded = read_audio_hashes(bench.root) or {}
+
+    def audio_bytes(rel: str) -> bytes:
+        """A clip's bytes, checked against audio.sha256 where the build wrote one: an export must not
+        publish a clip that changed (or rotted) after the build."""
+        data = (bench.root / rel).read_bytes()
+        if rel in recorded and hashlib.sha256(data).hexdigest() != recorded[rel]:
+            raise UserError(f"{bench.root / rel}: sha256 differs from {bench.root / AUDIO_HASHES} (the file changed "
+                            "after the build); nothing was exported: rebuild, or restore the file")
+        return data
+
     (root / "corpus").mkdir()
     for s, members in enumerate(shards):
         path = root / "corpus" / _shard_name(s, len(shards))
@@ -207,7 +221,7 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
                     pa.table(
                         {
                             "id": [r[0] for r in batch],
-                            "audio": [{"bytes": (bench.root / r[1]).read_bytes(), "path": Path(r[1]).name} for r in batch],
+                            "audio": [{"bytes": audio_bytes(r[1]), "path": Path(r[1]).name} for r in batch],
                             "pattern": [r[2] for r in batch],
                             "duration_s": [None if r[3] is None else float(r[3]) for r in batch],
                             "n_events": [None if r[4] is None else int(r[4]) for r in batch],

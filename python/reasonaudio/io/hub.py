@@ -45,6 +45,18 @@ ROLE_SUFFIXES = ("corpus", "queries", "qrels", "top_ranked")
 # lazily decoded embedded audio
 
 
+def _parquet_file(path):
+    """pyarrow's reader of one exported shard, or a UserError naming it (a truncated or foreign file
+    failed with pyarrow's ArrowInvalid and no file name)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise UserError(f"{path}: not a readable parquet file ({err})") from None
+
+
 class ParquetAudioStore:
     """The audio column of a set of parquet shards, read one row group at a time on demand.
 
@@ -53,7 +65,6 @@ class ParquetAudioStore:
     """
 
     def __init__(self, files: list[Path], column: str, cache_groups: int = 2, root: Path | None = None):
-        import pyarrow.parquet as pq
 
         self.root = root
         self.files = files
@@ -61,7 +72,7 @@ class ParquetAudioStore:
         self.cache_groups = cache_groups
         self._groups: list[list[tuple[int, int]]] = []  # per file: (first row, n rows) per row group
         for f in files:
-            meta = pq.ParquetFile(f).metadata
+            meta = _parquet_file(f).metadata
             starts, row = [], 0
             for g in range(meta.num_row_groups):
                 n = meta.row_group(g).num_rows
@@ -78,13 +89,12 @@ class ParquetAudioStore:
         raise IndexError(f"{self.files[file_index]}: no row {row}")
 
     def audio_bytes(self, file_index: int, row: int) -> bytes:
-        import pyarrow.parquet as pq
 
         group, offset = self._group_of(file_index, row)
         key = (file_index, group)
         values = self._cache.get(key)
         if values is None:
-            table = pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=[self.column])
+            table = _parquet_file(self.files[file_index]).read_row_group(group, columns=[self.column])
             values = table.column(0).to_pylist()
             self.row_groups_read += 1
             self._cache[key] = values
@@ -138,10 +148,9 @@ def _front_matter(readme: Path) -> dict:
     end = text.find("\n---", 3)
     if end < 0:
         return {}
-    try:
-        import yaml
-    except ImportError:
-        raise UserError(f"{readme}: reading its YAML header needs PyYAML (`pip install 'reasonaudio[hf]'`)") from None
+    from reasonaudio.errors import require
+
+    yaml = require("yaml", "hf", f"{readme}: reading its YAML header (PyYAML)")
     try:
         data = yaml.safe_load(text[3:end])
     except yaml.YAMLError as err:
@@ -230,9 +239,8 @@ def _read_frame(files: list[Path], columns: list[str] | None = None) -> pl.DataF
     for f in files:
         try:
             if f.suffix == ".parquet":
-                import pyarrow.parquet as pq
 
-                pf = pq.ParquetFile(f)
+                pf = _parquet_file(f)
                 names = pf.schema_arrow.names
                 wanted = [c for c in columns if c in names] if columns is not None else None
                 frames.append(pl.from_arrow(pf.read(columns=wanted)))
@@ -280,11 +288,10 @@ def _feature_rate(schema, column: str) -> int | None:
 
 def _read_corpus(root: Path, files: list[Path], config: str) -> _Corpus:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     where = f"{root}: config {config!r}"
     if all(f.suffix == ".parquet" for f in files):
-        schema = pq.ParquetFile(files[0]).schema_arrow
+        schema = _parquet_file(files[0]).schema_arrow
         id_col = _id_column(schema.names, f"{files[0]}")
         audio_col = next((c for c in BEIR_PATH_KEYS if c in schema.names), None)
         if audio_col is None:
@@ -295,7 +302,7 @@ def _read_corpus(root: Path, files: list[Path], config: str) -> _Corpus:
             ids, refs = [], []
             has_path = kind.get_field_index("path") >= 0
             for i, f in enumerate(files):
-                pf = pq.ParquetFile(f)
+                pf = _parquet_file(f)
                 if id_col not in pf.schema_arrow.names:
                     raise UserError(f"{f}: expected an {id_col!r} column like {files[0].name}")
                 # the id column and the struct's `path` field only: the audio bytes stay on disk

@@ -113,6 +113,15 @@ def _read_strong_labels(path: Path, separator: str) -> tuple[pl.DataFrame, list[
         raise UserError(
             f"{path}, line {row['line']}: {offset_c} ({row[offset_c]}) is before {onset_c} ({row[onset_c]})"
         )
+    # A zero-length event is no sound at all, yet the engine counted it as present (its label
+    # satisfied "X is heard"): refuse it rather than annotate a sound nobody can hear.
+    empty_events = times.filter(pl.col("offset_s") == pl.col("onset_s"))
+    if empty_events.height:
+        row = empty_events.row(0, named=True)
+        raise UserError(
+            f"{path}, line {row['line']}: zero-length event ({onset_c} = {offset_c} = {row[onset_c]}); "
+            f"an event lasts a positive time (drop the row, or give the file a row without a label)"
+        )
     events = times.select(
         pl.col(clip_c).str.strip_chars().alias("clip_id"),
         pl.col(label_c).str.strip_chars().alias("label"),

@@ -80,7 +80,14 @@ def stream_relevance_csr(
 
     if batch_events < 1:
         raise UserError(f"--batch-events must be >= 1, got {batch_events}")
+    import pyarrow.parquet as pq
+
     files = _event_files(source)
+    for file in files:  # footers only (cheap): a stray or truncated file is named before any work
+        try:
+            pq.read_metadata(file)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise UserError(f"{file}: not a readable parquet file ({err}); every .parquet file of an events dataset is read") from None
     try:
         dataset = pads.dataset(files, format="parquet")
     except (pa.ArrowInvalid, OSError) as err:

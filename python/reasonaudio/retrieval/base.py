@@ -19,7 +19,6 @@ adapter module declares its entries beside its loaders; `reasonaudio models` lis
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reasonaudio.errors import UserError
+from reasonaudio.errors import require as _require
 from reasonaudio.retrieval import registry
 
 if TYPE_CHECKING:
@@ -101,11 +101,11 @@ def as_float32_matrix(x, what: str, rows: int | None = None) -> np.ndarray:
 
 
 def torch_device(options: ModelOptions) -> str:
-    if options.device:
-        return options.device
-    import torch
+    """--device checked up front (see reasonaudio.detect.torch_device), or cuda when a GPU is visible."""
+    from reasonaudio.detect import torch_device as checked_device
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    require("torch")  # first, so that a missing torch names the models extra
+    return checked_device(options.device)
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -126,11 +126,5 @@ def load_model(spec: str, options: ModelOptions | None = None) -> RetrievalModel
 
 
 def require(module: str, extra: str = "models"):
-    """Import an optional dependency or explain which extra provides it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise UserError(
-            f"this model needs the Python package {module!r} ({err}); install it, e.g. "
-            f"`pip install 'reasonaudio[{extra}]'`"
-        ) from None
+    """Import an optional dependency of a model adapter (see `reasonaudio.errors.require`)."""
+    return _require(module, extra, "this model")

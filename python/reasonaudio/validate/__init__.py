@@ -53,6 +53,7 @@ from reasonaudio.validate.checklist import (  # noqa: F401  (public names of the
 )
 from reasonaudio.validate.events import _check_events
 from reasonaudio.validate.layout import (
+    _check_audio_hashes,
     _check_counts,
     _check_ids,
     _check_manifest,
@@ -112,8 +113,9 @@ def validate_benchmark(
     if check_audio:
         stage("reading audio")
         _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
+        _check_audio_hashes(t, rec, max_audio_files)
     else:
-        for n in ("audio.readable", "audio.range", "audio.background", "audio.audible"):
+        for n in ("audio.readable", "audio.range", "audio.background", "audio.audible", "audio.hashes"):
             rec.skip(n, "--no-audio")
     _check_beir(t, rec)
     finish_hashes()

@@ -35,6 +35,7 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     "audio.range": "every sample finite and within [-1, 1] (§3.5)",
     "audio.background": "outside every event |x| <= 1e-3 (§3.6)",
     "audio.audible": "inside every event the sound is audible (§3.6)",
+    "audio.hashes": "every clip file matches its sha256 in audio.sha256 (written by build and merge)",
     "beir.corpus": "beir/corpus.jsonl: one row per clip naming its audio file",
     "beir.queries": "beir/queries.jsonl: one row per query with its text",
     "beir.qrels": "beir/qrels/test.tsv: header and rows agree with qrels.parquet",

@@ -21,6 +21,7 @@ from reasonaudio.contract import (
     TASKS,
 )
 from reasonaudio.contract import TABLE_SCHEMAS
+from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
 from reasonaudio.validate.tables import Tables
 
@@ -377,7 +378,9 @@ def _atoms_audio_problem(t: Tables, claimed) -> str | None:
     """The atom bank's hash (sha256 of every atom's samples as little-endian float32, in atoms.parquet
     order, at the benchmark's rate) against the library named in the manifest: the embedded
     procedural one is synthesised again, a library directory is read if it is still there."""
-    build = ((t.manifest or {}).get("params") or {}).get("build") or {}
+    params = (t.manifest or {}).get("params")  # a malformed manifest is reported by layout.manifest
+    build = params.get("build") if isinstance(params, dict) else None
+    build = build if isinstance(build, dict) else {}
     source = build.get("atoms")
     if not isinstance(claimed, str) or not isinstance(source, str) or t.sample_rate is None:
         return "unverifiable: no library named in params.build.atoms"
@@ -395,3 +398,37 @@ def _atoms_audio_problem(t: Tables, claimed) -> str | None:
     if digest != claimed.lower():
         return f"manifest hashes['atoms_audio'] = {claimed[:16]}... but the atoms of {source} at {t.sample_rate} Hz hash to {digest[:16]}..."
     return None
+
+
+def _check_audio_hashes(t: Tables, rec: _Recorder, max_files: int | None = None) -> None:
+    """Every clip file against audio.sha256: the audio checks see peaks, silence and audibility, not
+    a few hundred flipped bytes inside an event; the hashes do."""
+    from reasonaudio.io.audio_hashes import AUDIO_HASHES, read_audio_hashes, sha256_bytes_of
+
+    name = "audio.hashes"
+    rec.get(name)
+    try:
+        recorded = read_audio_hashes(t.root)
+    except UserError as err:
+        rec.violation(name, str(err))
+        return
+    if recorded is None:  # an optional extra file (§4): its absence breaks nothing, and nothing is compared
+        rec.note(name, f"no {AUDIO_HASHES} (a build before it existed, or a hand-made benchmark): nothing to compare")
+        return
+    if not t.has("clips"):
+        rec.skip(name, "needs clips.parquet")
+        return
+    paths = [str(p) for p in t["clips"]["path"].to_list()]
+    unlisted = [p for p in paths if p not in recorded]
+    for p in unlisted[: rec.max_examples]:
+        rec.violation(name, f"{p}: not listed in {AUDIO_HASHES}", 0)
+    rec.get(name).violations += len(unlisted)
+    checked = 0
+    for p in [p for p in paths if p in recorded][:max_files]:
+        file = t.root / p
+        if not file.is_file():
+            continue  # audio.readable reports a missing file
+        checked += 1
+        if sha256_bytes_of(file) != recorded[p]:
+            rec.violation(name, f"{p}: sha256 differs from {AUDIO_HASHES} (the file changed after the build)")
+    rec.note(name, f"{checked} file(s) hashed")

@@ -107,7 +107,8 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
                 "queries.hard_negatives",
                 f"query {qid} ({task}): no hard negative — all {int(candidate.sum())} clip(s) containing {', '.join(positive) or '(no label)'} are relevant",
             )
-    recorded = ((t.manifest or {}).get("params") or {}).get("margin_s")
+    params = (t.manifest or {}).get("params")  # a malformed manifest is reported by layout.manifest
+    recorded = params.get("margin_s") if isinstance(params, dict) else None
     if isinstance(recorded, (int, float)) and not math.isclose(recorded, margin_s):
         rec.note("margin.relevance", f"checked with m = {margin_s:g} s; the manifest records params.margin_s = {recorded:g} s")
     if near_thresholds and not rec.get("margin.relevance").violations:

@@ -36,6 +36,7 @@ from reasonaudio.atoms.sources.common import (
     LayoutOptions,
     assemble,
     default_phrase,
+    MIN_ATOM_S,
     is_non_commercial,
     load_candidate,
     read_phrase_table,
@@ -65,7 +66,7 @@ def import_atoms(
     ontology: str | os.PathLike[str] | None = None,
     sample_rate: int = DEFAULT_SAMPLE_RATE,
     skip_bad: bool = False,
-    min_duration_s: float = 0.3,
+    min_duration_s: float = MIN_ATOM_S,
     max_duration_s: float = 10.0,
     per_label: int | None = None,
     exclude_license: Sequence[str] = (),
@@ -120,7 +121,7 @@ def import_folder(
     labels_csv: str | os.PathLike[str] | None = None,
     sample_rate: int = DEFAULT_SAMPLE_RATE,
     skip_bad: bool = False,
-    min_duration_s: float = 0.3,
+    min_duration_s: float = MIN_ATOM_S,
     max_duration_s: float = 10.0,
     overwrite: bool = False,
 ):
@@ -135,5 +136,5 @@ def import_folder(
 
 __all__ = [
     "LAYOUTS", "Candidate", "ImportReport", "Layout", "LayoutOptions", "assemble", "default_phrase", "detect_layout",
-    "import_atoms", "import_folder", "is_non_commercial", "load_candidate", "read_phrase_table", "trim_silence",
+    "MIN_ATOM_S", "import_atoms", "import_folder", "is_non_commercial", "load_candidate", "read_phrase_table", "trim_silence",
 ]

@@ -21,8 +21,17 @@ import soundfile as sf
 
 from reasonaudio import _core
 from reasonaudio.atoms.library import DEFAULT_SAMPLE_RATE, SILENCE_PEAK_DBFS, TRIM_THRESHOLD_DB, AtomLibrary
+from reasonaudio.contract import AUDIBLE_WINDOW_S
 from reasonaudio.errors import UserError
 from reasonaudio.io.outputs import check_directory, check_not_an_input
+
+#: The shortest atom an import keeps by default, after trimming silence. Datasets label one-shot
+#: sounds of 0.09-0.2 s (a finger snap, a clap, a drip, a single bark in ESC-50 and FSD50K) and the
+#: planner loops an atom shorter than its event (events last >= 0.6 s), so such sounds are kept:
+#: the old 0.3-s floor dropped every one of them. The floor left is the contract's audibility
+#: window (§3.6: a sound is audible when its loudest AUDIBLE_WINDOW_S window is loud enough): a
+#: recording shorter than one window is a click at most, too short to be heard as what its label names.
+MIN_ATOM_S = AUDIBLE_WINDOW_S
 
 _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-() ]*$")
 
@@ -46,6 +55,29 @@ class LayoutOptions:
 
     labels_csv: Path | None = None
     ontology: Path | None = None
+
+
+#: Lines a listing of bad files shows: 200,000 missing files printed 200,001 lines, which buries the
+#: first (usually telling) ones and floods a terminal; the rest are counted, with their reasons.
+LISTED = 20
+
+
+def listing(items: list[tuple[str, str]], limit: int = LISTED) -> str:
+    """`  file: reason` lines for the first `limit` items, then one line counting the others by reason."""
+    lines = [f"  {f}: {reason}" for f, reason in items[:limit]]
+    rest = items[limit:]
+    if rest:
+        lines.append(f"  … and {len(rest)} more ({_kinds(rest)})")
+    return "\n".join(lines)
+
+
+def _kinds(items: list[tuple[str, str]]) -> str:
+    """`n x reason` for the most common kinds of reason (the text before its first colon)."""
+    kinds: dict[str, int] = {}
+    for _, reason in items:
+        kind = reason.split(":")[0].split(" (")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return "; ".join(f"{n} x {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:5])
 
 
 @dataclass
@@ -74,7 +106,7 @@ class ImportReport:
                 lines.append(f"  {len(items)} x {kind}, e.g. {items[0][0]}: {items[0][1]}")
         if self.rejected:
             lines.append(f"rejected {len(self.rejected)} file(s):")
-            lines += [f"  {f}: {reason}" for f, reason in self.rejected]
+            lines.append(listing(self.rejected))
         return "\n".join(lines)
 
 @dataclass
@@ -114,12 +146,20 @@ def read_phrase_table(path: str | os.PathLike[str] | None = None, *, packaged: s
     if not rows or [h.strip().lower() for h in rows[0][:2]] != ["label", "phrase"]:
         raise UserError(f"{where}: expected a header 'label,phrase'")
     table: dict[str, str] = {}
+    line_of: dict[str, int] = {}
     for line_no, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
             continue
         if len(row) < 2 or not row[0].strip() or not row[1].strip():
             raise UserError(f"{where} line {line_no}: expected 'label,phrase', got {row}")
-        table[row[0].strip()] = row[1].strip()
+        label, phrase = row[0].strip(), row[1].strip()
+        if label in table and table[label] != phrase:  # the last one silently won
+            raise UserError(
+                f"{where} lines {line_of[label]} and {line_no}: two phrases for label {label!r} "
+                f"({table[label]!r} and {phrase!r}); a label has one phrase"
+            )
+        table[label] = phrase
+        line_of.setdefault(label, line_no)
     return table
 
 def _near_key(label: str) -> str:
@@ -163,11 +203,21 @@ def license_from_url(url: str) -> str:
         return f"CC-{kind}-{m.group(2)}"
     return url.strip() or "unspecified"
 
+def is_unknown_license(license_: str) -> bool:
+    """No license recorded for the recording (the importers write "unspecified" then)."""
+    return license_.strip().lower() in ("", "unspecified", "unknown", "none")
+
+
 def is_non_commercial(license_: str) -> bool:
     low = license_.lower()
     return "noncommercial" in low or "non-commercial" in low or re.search(r"(^|[-_ /])nc([-_ /]|$)", low) is not None
 
-def read_csv_rows(path: Path, required: Sequence[str]) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+def read_csv_rows(
+    path: Path, required: Sequence[str], ragged: list[tuple[int, int]] | None = None
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """Rows as {header: cell} with their line numbers. With `ragged` (a list), a row whose number of
+    cells differs from the header's (an unquoted comma inside a cell) is left out and recorded there
+    as (line, cells) instead of being read with its cells shifted."""
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
@@ -182,6 +232,9 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> tuple[list[str], list[
     out = []
     for line_no, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
+            continue
+        if ragged is not None and len(row) != len(header):
+            ragged.append((line_no, len(row)))
             continue
         cells = row + [""] * (len(header) - len(row))
         out.append((line_no, {h: cells[k].strip() for k, h in enumerate(header)}))
@@ -238,7 +291,7 @@ def assemble(
     phrase_overrides: dict[str, str] | None = None,
     sample_rate: int = DEFAULT_SAMPLE_RATE,
     skip_bad: bool = False,
-    min_duration_s: float = 0.3,
+    min_duration_s: float = MIN_ATOM_S,
     max_duration_s: float = 10.0,
     lengths_are_errors: bool = True,
     per_label: int | None = None,
@@ -291,9 +344,15 @@ def assemble(
             c.phrase = explicit.get(c.label) or phrases.get(c.label) or default_phrase(c.label)
 
     kept_candidates: list[Candidate] = []
+    exclude_nc = "nc" in [x.lower() for x in exclude_license]
     for c in candidates:
-        if "nc" in [x.lower() for x in exclude_license] and is_non_commercial(c.license):
+        if exclude_nc and is_non_commercial(c.license):
             skipped.append((c.file, f"non-commercial license: {c.license} (--exclude-license nc)"))
+        elif exclude_nc and is_unknown_license(c.license):
+            # --exclude-license nc promises a library free of non-commercial terms; a recording
+            # whose license is unknown (FSD50K without its metadata folder, a folder import) may
+            # be CC-BY-NC, so it is left out too rather than let in unchecked
+            skipped.append((c.file, f"license unknown: {c.license or 'none given'} (--exclude-license nc keeps only known licenses)"))
         else:
             kept_candidates.append(c)
     problems = _label_problems(kept_candidates)
@@ -346,13 +405,12 @@ def assemble(
         rejected += bad
 
     if rejected and not skip_bad:
-        listing = "\n".join(f"  {f}: {reason}" for f, reason in rejected)
         raise UserError(
             f"{len(rejected)} file(s) under {where} cannot be imported (nothing was written; "
-            f"fix them or pass --skip-bad to import the rest):\n{listing}"
+            f"fix them or pass --skip-bad to import the rest):\n{listing(rejected)}"
         )
     if not kept:
-        detail = f" ({len(skipped)} skipped: {skipped[0][1]}, ...)" if skipped else ""
+        detail = f" ({len(skipped)} skipped: {_kinds(skipped)})" if skipped else ""
         raise UserError(f"{where}: no usable audio files found{detail}; nothing was written")
 
     width = max(3, len(str(len(kept) - 1)))

@@ -13,6 +13,8 @@ def collect(src: Path, options: LayoutOptions, rejected: list, skipped: list) ->
     assert labels_csv is not None  # import_atoms requires --labels for this layout
     _, rows = read_csv_rows(labels_csv, ("file", "label"))
     out: list[Candidate] = []
+    seen: dict[Path, tuple[str, str]] = {}  # resolved file -> (label, where it was listed)
+    contradicted: set[Path] = set()  # files under two labels: neither row is imported
     for line_no, row in rows:
         rel, label = row["file"], row["label"]
         where = f"{labels_csv.name} line {line_no}"
@@ -23,13 +25,24 @@ def collect(src: Path, options: LayoutOptions, rejected: list, skipped: list) ->
         if not path.is_file():
             rejected.append((rel, f"listed in {where} but not found under {src}"))
             continue
+        if path in seen:
+            # a repeated row became a second exemplar of the same recording; one file under two
+            # labels is a contradiction (a recording is an exemplar of one label)
+            label0, where0 = seen[path]
+            if label0 == label:
+                skipped.append((rel, f"duplicate row: {where} repeats {where0} (imported once)"))
+            else:
+                rejected.append((rel, f"{where}: listed under label {label!r} and under {label0!r} in {where0}; a file is an exemplar of one label"))
+                contradicted.add(path)
+            continue
+        seen[path] = (label, where)
         split = row.get("split", "")
         if split and split not in ATOM_SPLITS:
             rejected.append((rel, f"{where}: split {split!r}; expected train, test or empty"))
             continue
         out.append(Candidate(rel, path, label, row.get("phrase", ""), row.get("license", "") or "unspecified",
                              row.get("attribution", ""), split))
-    return out
+    return [c for c in out if c.path not in contradicted]
 
 
 LAYOUT = Layout("csv", collect)

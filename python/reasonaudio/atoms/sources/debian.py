@@ -122,21 +122,30 @@ def read_opensfx_cat(path: Path) -> dict[str, tuple[str, str, bytes]]:
     return out
 
 
+#: Where Debian installs each package's copyright file (a module constant, so tests can point it elsewhere).
+DOC_ROOT = Path("/usr/share/doc")
+
+
 def _copyright(package: str):
     import logging
     import warnings
 
-    try:
-        from debian.copyright import Copyright
-    except ImportError:
-        raise UserError("reading the packages' copyright files needs python-debian: pip install 'reasonaudio[atoms]'") from None
+    from reasonaudio.errors import require
 
-    path = Path(f"/usr/share/doc/{package}/copyright")
+    copyright_module = require("debian.copyright", "atoms", "reading the packages' copyright files (python-debian)")
+    Copyright = copyright_module.Copyright
+
+    path = DOC_ROOT / package / "copyright"
     # scratch's file names an early DEP-5 URL; python-debian reads it fine but complains
     logging.getLogger("debian.copyright").setLevel(logging.ERROR)
-    with open(path, encoding="utf-8") as fh, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Copyright(fh, strict=False)
+    try:
+        with open(path, encoding="utf-8") as fh, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return Copyright(fh, strict=False)
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not UTF-8 text (byte {err.start}); a machine-readable copyright file (DEP-5) is UTF-8") from None
+    except (copyright_module.Error, ValueError, KeyError) as err:  # python-debian's parse errors
+        raise UserError(f"{path}: cannot read as a DEP-5 copyright file ({err.__class__.__name__}: {err})") from None
 
 
 def pack_debian(

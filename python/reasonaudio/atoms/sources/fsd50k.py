@@ -47,7 +47,13 @@ def collect(src: Path, options: LayoutOptions, rejected: list, skipped: list) ->
         table = gt / f"{part}.csv"
         if not table.is_file():
             continue
-        _, part_rows = read_csv_rows(table, ("fname", "labels"))
+        ragged: list[tuple[int, int]] = []
+        header, part_rows = read_csv_rows(table, ("fname", "labels"), ragged)
+        # a malformed row is reported and left out: read with its cells shifted, its labels made
+        # every clip of its class look like a child of another class and dropped them all
+        for line_no, cells in ragged:
+            skipped.append((f"FSD50K.ground_truth/{part}.csv line {line_no}",
+                            f"malformed row: {cells} cell(s), the header has {len(header)} (an unquoted comma?); left out"))
         for line_no, row in part_rows:
             labels = [x.strip() for x in row["labels"].split(",") if x.strip()]
             mids = [x.strip() for x in row.get("mids", "").split(",") if x.strip()]

@@ -57,10 +57,9 @@ def _checkpoint(path: str, what: str) -> Path:
 
 
 def _optional_package(module: str, install: str):
-    try:
-        return __import__(module)
-    except ImportError as err:
-        raise UserError(f"this model needs the Python package {module!r} ({err}); {install}") from None
+    from reasonaudio import errors
+
+    return errors.require(module, None, "this model", hint=install)
 
 
 class _Batched(EmbeddingModel):

@@ -24,9 +24,13 @@ from reasonaudio.retrieval.registry import ModelMeta
 
 class DetectModel(ScoringModel):
     def __init__(self, argument: str, options: ModelOptions):
-        require("torch")
+        require("torch", extra="detect")
+        require("scipy", extra="detect")  # the median filter of the detections
+        from reasonaudio.detect import check_model_or_library
         from reasonaudio.detect.model import Detector
         from reasonaudio.detect.train import train_cached
+
+        check_model_or_library(argument)
 
         self.options = options
         self.device = torch_device(options)
@@ -47,11 +51,22 @@ class DetectModel(ScoringModel):
         from reasonaudio.detect.infer import detect
         from reasonaudio.detect.rank import parse_queries, score_matrix
 
+        # Queries first (cheap): a detector of another library parses none of them, and scored
+        # 0.0% after detecting the whole corpus, with no word of why.
+        logics, bad = parse_queries(list(queries.texts), self.detector.labels, self.detector.phrases)
+        self.unparsed = [queries.ids[i] for i in bad]
+        if queries.ids and len(bad) == len(queries.ids):
+            d = self.detector
+            shown = ", ".join(d.labels[:6]) + (", …" if len(d.labels) > 6 else "")
+            raise UserError(
+                f"{self.model_path}: none of the {len(queries.ids)} queries uses the detector's vocabulary "
+                f"({len(d.labels)} labels of library {d.library.get('spec')!r}: {shown}); e.g. query "
+                f"{queries.ids[0]!r}: {queries.texts[0]!r}. The detector was trained on another atom library (or on --labels N of it): "
+                "train a detector on that library (--model detect:LIBRARY)"
+            )
         t0 = time.perf_counter()
         self.index = detect(self.detector, list(clips.paths), list(clips.ids), device=self.device, progress=self.options.progress)
         self.detect_seconds = round(time.perf_counter() - t0, 2)
-        logics, bad = parse_queries(list(queries.texts), self.detector.labels, self.detector.phrases)
-        self.unparsed = [queries.ids[i] for i in bad]
         return score_matrix(self.index, logics)
 
     def describe(self) -> dict:

