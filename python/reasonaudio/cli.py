@@ -38,10 +38,45 @@ COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse swallows the OS error of printing --help/--version (into /dev/full, a closed pipe)
+    and exits 0; here it propagates, so the CLI reports it (subparsers inherit the class)."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        if message:
+            file = sys.stderr if file is None else file
+            file.write(message)
+            file.flush()
+
+
+class _Named:
+    """A standard stream whose OS errors name it: a write on a full disk has no path of its own."""
+
+    def __init__(self, stream, name: str):
+        self._stream, self._name = stream, name
+
+    def _named(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as err:
+            if err.filename is None:
+                err.filename = self._name
+            raise
+
+    def write(self, text):
+        return self._named(self._stream.write, text)
+
+    def flush(self):
+        return self._named(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from reasonaudio._core import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reasonaudio",
         description="Build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.",
     )
@@ -69,17 +104,31 @@ def _os_error_line(err: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _Named(stdout, "standard output")
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
     import signal
     import threading
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except OSError as err:  # --help or --version could not be printed
+        print(f"reasonaudio: error: {_os_error_line(err)}", file=sys.stderr)
+        return 2
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     else:  # embedded in a program that runs us off its main thread: leave its handlers alone
         previous = None
     try:
         result = args.func(args)
+        sys.stdout.flush()  # a full stdout fails here, reported below, not at exit
     except UserError as err:
         print(f"reasonaudio {args.command}: error: {err}", file=sys.stderr)
         return 2

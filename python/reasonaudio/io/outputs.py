@@ -399,35 +399,37 @@ def _disk_full(folder: Path) -> bool:
     return st.f_bavail == 0 or st.f_favail == 0
 
 
-def _write_error(out: Path, err: BaseException, replacing: bool) -> UserError:
-    kept = " (the earlier one is kept)" if replacing else ""
-    if isinstance(err, OSError):
-        reason = err.strerror or str(err)
-    else:
-        reason = "No space left on device"
-    return UserError(f"{out}: cannot write it: {reason}; nothing was written{kept}")
+def _errno_of(err: BaseException) -> int | None:
+    """The OS error number of `err`: its own, or the one a Rust/Arrow library put in its message
+    ("… (os error 28)", "[errno 28] …") when it wrapped the OS error in its own."""
+    import re
+
+    if isinstance(err, OSError) and err.errno:
+        return err.errno
+    found = re.search(r"os error (\d+)|\[errno (\d+)\]", str(err), re.IGNORECASE)
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 @contextlib.contextmanager
 def _naming_write_errors(out: Path, tmp: Path, replacing: bool) -> Iterator[None]:
-    """OS errors of writing the output (they often carry no path: a write on a full disk) become
-    one line naming the output. Errors about other files (an input that cannot be read) pass."""
+    """OS errors of writing the output (they often carry no path: a write on a full disk, or a
+    library's error wrapping one) become one line naming the output. Errors about other files (an
+    input that cannot be read) and all other errors pass unchanged."""
     try:
         yield
-    except OSError as err:
-        names = [n for n in (err.filename, err.filename2) if n is not None]
-        about_other = names and not any(_inside(resolved(n), resolved(tmp)) or resolved(n) == resolved(out) for n in names)
-        if about_other or (not names and err.errno not in _WRITE_ERRNOS):
-            raise
-        raise _write_error(out, err, replacing) from None
     except (UserError, KeyboardInterrupt):
         raise
     except Exception as err:
-        # libraries wrap the OS error of a full disk in their own (polars ComputeError, torch
-        # RuntimeError): the disk itself says what happened
-        if _disk_full(out.parent):
-            raise _write_error(out, err, replacing) from None
-        raise
+        names = [n for n in (getattr(err, "filename", None), getattr(err, "filename2", None)) if n is not None]
+        if names and not any(_inside(resolved(n), resolved(tmp)) or resolved(n) == resolved(out) for n in names):
+            raise  # about another file
+        number = _errno_of(err)
+        if number not in _WRITE_ERRNOS:
+            if not _disk_full(out.parent):
+                raise
+            number = errno.ENOSPC
+        kept = " (the earlier one is kept)" if replacing else ""
+        raise UserError(f"{out}: cannot write it: {os.strerror(number)}; nothing was written{kept}") from None
 
 
 def _remove(path: Path) -> None:
