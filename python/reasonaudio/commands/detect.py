@@ -66,8 +66,18 @@ def _device(name: str | None) -> str:
 def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from reasonaudio.detect.train import TrainConfig, train, train_cached
     from reasonaudio.errors import UserError
+
+    inputs = [] if args.library == "procedural" else [args.library]
+    if args.out is not None:  # before torch loads and training starts (save claims it again, under its lock)
+        from reasonaudio.detect.model import MODEL_FILE
+        from reasonaudio.io.outputs import check_file, check_not_an_input
+
+        check_not_an_input(args.out, inputs)
+        check_file(args.out, MODEL_FILE, args.force)
+    elif args.force:
+        raise UserError("--force replaces an earlier model at --out: give --out")
+    from reasonaudio.detect.train import TrainConfig, train, train_cached
 
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
@@ -76,16 +86,8 @@ def run_train(args: argparse.Namespace) -> int:
     device = _device(args.device)
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
     if args.out is None:
-        if args.force:
-            raise UserError("--force replaces an earlier model at --out: give --out")
         detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
     else:
-        from reasonaudio.detect.model import MODEL_FILE
-        from reasonaudio.io.outputs import check_file, check_not_an_input
-
-        inputs = [] if args.library == "procedural" else [args.library]
-        check_not_an_input(args.out, inputs)  # before training (save claims it again, under its lock)
-        check_file(args.out, MODEL_FILE, args.force)
         detector = train(args.library, config, device=device, progress=not args.quiet, log=log)
         path = detector.save(args.out, inputs=inputs, force=args.force)
     t = detector.training
@@ -95,7 +97,6 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_detect(args: argparse.Namespace) -> int:
-    from reasonaudio.detect.infer import audio_inputs, detect
     from reasonaudio.errors import UserError
 
     if args.threshold is not None and not 0.0 < args.threshold < 1.0:
@@ -112,6 +113,8 @@ def run_detect(args: argparse.Namespace) -> int:
     # both outputs are claimed (distinct, not inputs, checked and locked) before a model is loaded
     # or trained and before the detection runs
     with output_files(outputs, inputs=inputs, force=args.force) as tmps:
+        from reasonaudio.detect.infer import audio_inputs, detect
+
         device = _device(args.device)
         detector = _load(args.model, device, not args.quiet)
         if args.threshold is not None:

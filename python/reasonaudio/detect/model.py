@@ -27,6 +27,10 @@ FORMAT = "reasonaudio-detector/1"
 
 
 def _is_model_file(path: Path) -> bool:
+    import zipfile
+
+    if not zipfile.is_zipfile(path):  # every torch.save file is a zip: spares importing torch
+        return False
     import torch
 
     payload = torch.load(path, map_location="cpu", weights_only=True)

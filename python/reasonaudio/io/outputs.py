@@ -257,8 +257,24 @@ def _file_is(path: Path, kind: FileKind) -> bool:
         return False
 
 
+def check_writable(out: Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output whose folder (or the nearest one that exists) cannot be
+    written: a read-only filesystem, a folder without write permission."""
+    folder = Path(os.path.abspath(out)).parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
+        raise UserError(f"{option} {out}: cannot write in {folder} ({reason})")
+
+
 def check_file(out: Path, kind: FileKind, force: bool, option: str = "--out") -> bool:
     """Whether the file `out` exists and will be replaced; raises when it may not be."""
+    check_writable(out, option)
     if out.is_dir():
         raise UserError(f"{option} {out}: is a directory; expected a file path")
     if not out.exists() and not out.is_symlink():
@@ -273,6 +289,7 @@ def check_file(out: Path, kind: FileKind, force: bool, option: str = "--out") ->
 
 def check_directory(out: Path, kind: str, force: bool, option: str = "--out") -> bool:
     """Whether the directory `out` exists and will be replaced; raises when it may not be."""
+    check_writable(out, option)
     if not out.exists():
         return False
     if not out.is_dir():
