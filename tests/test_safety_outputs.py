@@ -317,3 +317,34 @@ def test_file_kinds_recognise_only_their_own(tmp_path: Path) -> None:
     assert _file_is(tmp_path / "p.npz", plan) and not _file_is(tmp_path / "q.npz", plan)
     (tmp_path / "empty").write_bytes(b"")
     assert _file_is(tmp_path / "empty", plan)  # nothing to lose
+
+
+def test_a_remote_output_stages_in_locked_scratch_and_always_removes_it(tmp_path: Path, monkeypatch) -> None:
+    """memory:// from the API: a location at the filesystem's root works (its paths start with "/"),
+    and a build that fails inside the output leaves neither a remote temporary nor local scratch."""
+    import fsspec
+
+    from reasonaudio.builder import BuildConfig, build
+    from reasonaudio.errors import UserError
+
+    from reasonaudio.io import storage
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    made = []
+    real = storage.scratch_directory
+    monkeypatch.setattr(storage, "scratch_directory", lambda *a: made.append(a) or real(*a))
+    fs = fsspec.filesystem("memory")
+    config = dict(clips=12, queries_per_task=0, max_clip_s=8.0)
+    try:
+        build("memory://safety-root", BuildConfig(**config), progress=False)
+        assert fs.isfile("/safety-root/manifest.json") and fs.isfile("/safety-root/.reasonaudio-output")
+        assert not [p for p in fs.ls("/") if ".safety-root.tmp-" in p["name"]]
+        with pytest.raises(UserError):
+            build("memory://safety/b", BuildConfig(**config, atoms=str(tmp_path / "no-such-library")), progress=False)
+        assert len(made) == 2  # the failed build did stage (it failed inside the output)
+        assert not fs.exists("/safety") or not fs.ls("/safety")
+        assert not list(tmp_path.glob("reasonaudio-stage-*"))
+    finally:
+        for path in ("/safety-root", "/safety"):
+            if fs.exists(path):
+                fs.rm(path, recursive=True)
