@@ -337,6 +337,7 @@ def test_a_remote_output_stages_in_locked_scratch_and_always_removes_it(tmp_path
     config = dict(clips=12, queries_per_task=0, max_clip_s=8.0)
     try:
         build("memory://safety-root", BuildConfig(**config), progress=False)
+        assert not list(tmp_path.glob("reasonaudio-stage-*"))  # removed on success too, not left to the GC
         assert fs.isfile("/safety-root/manifest.json") and fs.isfile("/safety-root/.reasonaudio-output")
         assert not [p for p in fs.ls("/") if ".safety-root.tmp-" in p["name"]]
         with pytest.raises(UserError):

@@ -123,8 +123,7 @@ class Output:
             if exc_type is None:
                 self._commit_remote()
         finally:
-            if exc_type is not None or self._remote_tmp is not None:
-                self._abort_remote()
+            self._abort_remote()  # whatever is left: the remote staging prefix, the local scratch
         return False
 
     @property
