@@ -20,10 +20,13 @@ hand, so that `--force` can never destroy a user's file:
 - a file is ours when its content says so, by its format (a `FileKind`): a JSON object whose
   `"format"` is the kind's (validate/audit/detect reports), a PNG whose `reasonaudio` text chunk
   names the kind (every figure written alone: `png_metadata`), a plan .npz whose `meta` has the
-  plan format, a parquet whose footer metadata names the kind (`parquet_metadata`), a table whose
-  header row is the kind's, a JSON-lines file whose first row has the kind's keys, a detector
-  model whose payload has its format. An empty file holds nothing to lose and counts as ours.
-  There is no registry beside the outputs: the file itself is the evidence.
+  plan format, a parquet whose footer metadata names the kind (`parquet_metadata`; qrels, kept
+  byte-identical to a benchmark's, by their exact columns), a table whose header row is the kind's,
+  a JSON-lines file whose first row has the kind's keys, a detector model (a torch zip) whose
+  payload has its format. A user's file of another format, or one of ours of another kind (an
+  inspect figure where a contact sheet goes), is refused even with `--force`. An empty file holds
+  nothing to lose and counts as ours. There is no registry beside the outputs: the file itself is
+  the evidence.
 
 Write. The output is written into `.NAME.tmp-PID` beside it (same filesystem, so the final rename
 is atomic) and renamed into place only when complete; on any exception, Ctrl-C or SIGTERM (the CLI
