@@ -144,8 +144,10 @@ def plan_benchmark(config: BuildConfig) -> BuildPlan:
     clip_ids = [f"clip_{i:0{width}d}" for i in range(n)]
     views = Corpus(cols).views()
 
+    generator = QueryGenerator(views, labels, label_view.phrases, config.sample_rate, list(thresholds), config.seed)
+
     def draw(per_task: int, tasks: list[str]) -> list[QuerySpec]:
-        generator = QueryGenerator(views, labels, label_view.phrases, config.sample_rate, list(thresholds), config.seed)
+        generator.restart()  # each attempt draws as a fresh generator would
         return [generator.generate(task, j) for task in tasks for j in range(per_task)]
 
     def pair_up(specs: list[QuerySpec]) -> Pairs:

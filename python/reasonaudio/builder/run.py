@@ -8,9 +8,7 @@ Data flows one way: atoms → clip plans (Rust planner) → queries drawn from r
 
 from __future__ import annotations
 
-import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonaudio.builder.ray import render_on_ray
@@ -18,28 +16,9 @@ from reasonaudio.builder.config import BuildConfig
 from reasonaudio.builder.plan import BuildPlan, plan_benchmark
 from reasonaudio.builder.render import render_local
 from reasonaudio.builder.shard import SHARD_KIND, load_plan, write_shard
-from reasonaudio.builder.tables import write_benchmark
+from reasonaudio.builder.tables import Built, write_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.io.storage import Output, is_uri
-
-
-@dataclass(frozen=True)
-class Built:
-    """What `build` made: where (a path, or the URI given), and the manifest it wrote (a shard: its
-    `shard.json` metadata instead). Usable wherever a path is (`os.fspath`, `Path(built)`)."""
-
-    path: Path | str
-    manifest: dict
-    shard: dict | None = None
-
-    def __fspath__(self) -> str:
-        return os.fspath(self.path)
-
-    def __str__(self) -> str:
-        return str(self.path)
-
-    def __truediv__(self, name: str) -> Path | str:
-        return self.path / name if isinstance(self.path, Path) else f"{self.path.rstrip('/')}/{name}"
 
 
 def plan_build(config: BuildConfig | None = None, *, from_plan: str | Path | None = None) -> BuildPlan:

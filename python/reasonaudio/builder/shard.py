@@ -31,7 +31,7 @@ from reasonaudio.atoms import AtomLibrary
 from reasonaudio.builder.config import BuildConfig
 from reasonaudio.builder.plan import BuildPlan, plan_benchmark
 from reasonaudio.builder.render import render_local
-from reasonaudio.builder.tables import write_benchmark
+from reasonaudio.builder.tables import Built, write_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 from reasonaudio.io.outputs import npz_kind, output_file
@@ -109,7 +109,7 @@ def merge(
     shards: list[str], out: str | Path, *, force: bool = False, progress: bool = True, threads: int = 0,
     from_plan: str | Path | None = None,
 ):
-    """Assembles the shards of one sharded build into `out` (a path or URI); returns it. With
+    """Assembles the shards of one sharded build into `out` (a path or URI); returns the `Built`. With
     `from_plan` (the shards' saved plan) nothing is planned again."""
     if not shards:
         raise UserError("merge needs at least one shard directory")
@@ -160,8 +160,8 @@ def merge(
                 names = [p.rpartition("/")[2] for p in paths[lo:hi]]
                 _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
                 bar.update(hi - lo)
-        write_benchmark(plan, dest.root, peaks, gains)
-    return out if storage.is_uri(out) else Path(out)
+        manifest = write_benchmark(plan, dest.root, peaks, gains)
+    return Built(out if storage.is_uri(out) else Path(out), manifest)
 
 
 def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,32 @@ from reasonaudio.contract import (
     TASKS,
 )
 from reasonaudio.relevance import positive_labels
+
+@dataclass(frozen=True, eq=False)
+class Built:
+    """What `build` made: where (a path, or the URI given), and the manifest it wrote (a shard: its
+    `shard.json` metadata instead). Usable wherever a path is (`os.fspath`, `Path(built)`,
+    `built / "manifest.json"`) and equal to that path, as `build` returned before it returned more."""
+
+    path: Path | str
+    manifest: dict
+    shard: dict | None = None
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __eq__(self, other: object) -> bool:
+        return self.path == (other.path if isinstance(other, Built) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __truediv__(self, name: str) -> Path | str:
+        return self.path / name if isinstance(self.path, Path) else f"{self.path.rstrip('/')}/{name}"
+
 
 def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.ndarray) -> dict:
     """Writes the tables, the BEIR export, the attribution and the manifest of a rendered plan into

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 
@@ -28,14 +27,11 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.builder.shard import merge
-    from reasonaudio.io.storage import location
-
     from reasonaudio.io.storage import check_persistent
 
     check_persistent(args.out)
     start = time.perf_counter()
     out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
-    fs, path = location(out)
-    c = json.loads(fs.cat_file(f"{str(path).rstrip('/')}/manifest.json"))["counts"]
+    c = out.manifest["counts"]
     print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
     return 0
