@@ -17,7 +17,7 @@ import pytest
 from reasonaudio.cli import main
 from reasonaudio.compose.build import ComposeConfig, build_set, set_input
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import InputFolder, check_not_an_input, output_directory, output_file, write_atomic
+from reasonaudio.io.outputs import InputFolder, check_not_an_input, header_kind, output_directory, output_file, write_atomic
 
 SR = 16000
 HERE = Path(__file__).parent
@@ -88,7 +88,7 @@ def test_write_atomic_and_output_file_follow_the_umask(tmp_path: Path) -> None:
     for mask in (0o022, 0o027, 0o077):
         with _umask(mask):
             write_atomic(tmp_path / f"w{mask:o}.txt", "x")
-            with output_file(tmp_path / f"o{mask:o}.txt") as tmp:
+            with output_file(tmp_path / f"o{mask:o}.txt", header_kind("text", "y")) as tmp:
                 tmp.write_text("y")
             with output_directory(tmp_path / f"d{mask:o}", "compose results") as d:
                 write_atomic(d / "results.json", "{}")

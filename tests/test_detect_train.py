@@ -141,7 +141,8 @@ def test_cli_run_writes_events_and_metrics_and_eval_needs_only_beir_and_audio(ti
 def test_bad_model_file_is_a_clear_error(tmp_path):
     bad = tmp_path / "model.pt"
     bad.write_bytes(b"not a model")
-    run = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "run", str(bad), str(tmp_path), "--out", str(tmp_path / "x.parquet")],
+    (tmp_path / "audio").mkdir()  # the output may not lie inside the audio folder, an input
+    run = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "run", str(bad), str(tmp_path / "audio"), "--out", str(tmp_path / "x.parquet")],
                          capture_output=True, text=True, env=_env())
     assert run.returncode == 2 and "not a reasonaudio detector model" in run.stderr and "Traceback" not in run.stderr
 
@@ -156,9 +157,11 @@ def test_cli_train_writes_a_model_file(tmp_path):
     assert run.returncode == 0, run.stderr
     d = Detector.load(out)
     assert len(d.labels) == 3 and d.training["steps_done"] == 2 and "held-out frame F1" in run.stdout
-    bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "0", "--out", str(out)],
+    # --force: the earlier model may be replaced (without it that refusal comes first), so the bad option is what fails
+    bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "0", "--out", str(out), "--force"],
                          capture_output=True, text=True, env=_env())
     assert bad.returncode == 2 and "--labels must be within 1..200" in bad.stderr
+    assert Detector.load(out).training["steps_done"] == 2  # the earlier model is kept
 
 
 def test_exemplars_of_one_label_are_one_class_and_only_train_exemplars_train(tmp_path):

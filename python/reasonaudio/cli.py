@@ -38,10 +38,45 @@ COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse swallows the OS error of printing --help/--version (into /dev/full, a closed pipe)
+    and exits 0; here it propagates, so the CLI reports it (subparsers inherit the class)."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        if message:
+            file = sys.stderr if file is None else file
+            file.write(message)
+            file.flush()
+
+
+class _Named:
+    """A standard stream whose OS errors name it: a write on a full disk has no path of its own."""
+
+    def __init__(self, stream, name: str):
+        self._stream, self._name = stream, name
+
+    def _named(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as err:
+            if err.filename is None:
+                err.filename = self._name
+            raise
+
+    def write(self, text):
+        return self._named(self._stream.write, text)
+
+    def flush(self):
+        return self._named(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from reasonaudio._core import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reasonaudio",
         description="Build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.",
     )
@@ -69,6 +104,15 @@ def _os_error_line(err: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stdout = sys.stdout
+    sys.stdout = _Named(stdout, "standard output")
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: list[str] | None) -> int:
     # Signals first, before the heavy imports of build_parser (the extension, numpy, polars: ~0.3 s):
     # a Ctrl-C or SIGTERM while they load is an ordinary interruption (exit 130 / 143, one line), not
     # a traceback from inside an import. Nothing has been written yet at that point.
@@ -82,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+    except OSError as err:  # --help or --version could not be printed
+        print(f"reasonaudio: error: {_os_error_line(err)}", file=sys.stderr)
+        _restore(previous)
+        return 2
     except KeyboardInterrupt:
         print("reasonaudio: interrupted", file=sys.stderr)
         _restore(previous)
@@ -95,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         raise
     try:
         result = args.func(args)
+        sys.stdout.flush()  # a full stdout fails here, reported below, not at exit
     except UserError as err:
         print(f"reasonaudio {args.command}: error: {err}", file=sys.stderr)
         return 2

@@ -14,7 +14,9 @@ from tqdm.auto import tqdm
 
 from reasonaudio.atoms.library import AtomLibrary
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import output_file
+from reasonaudio.io.outputs import check_file, output_file, png_kind, png_metadata
+
+SHEET = png_kind("contact sheet")
 
 
 def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int, f_max: float | None = None) -> npt.NDArray[np.float64]:
@@ -56,13 +58,18 @@ def contact_sheet(
     columns: int = 10,
     indices: Iterable[int] | None = None,
     progress: bool = False,
+    *,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    force: bool = False,
 ) -> Path:
-    """A grid of log-mel images of the atoms, each titled with its label (written atomically)."""
+    """A grid of log-mel images of the atoms, each titled with its label (written atomically; an
+    existing file is replaced only when it is an earlier contact sheet and `force` is given)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    check_file(Path(out_png), SHEET, force)  # before drawing; claimed again when written
     chosen = list(range(len(lib))) if indices is None else list(indices)
     if not chosen:
         raise UserError("contact sheet: no atoms to draw")
@@ -84,10 +91,10 @@ def contact_sheet(
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     dest = Path(out_png)
     try:
-        with output_file(dest, force=True) as tmp:
+        with output_file(dest, SHEET, inputs=inputs, force=force) as tmp:
             if progress:
                 print("drawing the sheet …", file=sys.stderr, flush=True)
-            fig.savefig(tmp, dpi=90)
+            fig.savefig(tmp, dpi=90, metadata=png_metadata(SHEET))
     finally:
         plt.close(fig)
     return dest

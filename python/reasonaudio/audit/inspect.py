@@ -18,10 +18,12 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import write_atomic
+from reasonaudio.io.outputs import check_file, check_not_an_input, png_kind, png_metadata, write_output
 from reasonaudio.contract.logic import LogicError, parse_logic
 from reasonaudio.contract.reference import EventIndex
 from reasonaudio.validate import Tables, open_benchmark
+
+FIGURE = png_kind("inspect figure")
 
 TIMELINE_WIDTH = 48
 MAX_LISTED_QUERIES = 20
@@ -246,23 +248,26 @@ def _draw_clip(t: Tables, view: ClipView, ax_spec, ax_time, title: str, colors: 
     ax_time.grid(axis="x", alpha=0.3)
 
 
-def _save(fig, out: Path) -> None:
+def _save(fig, out: Path, bench: Path, force: bool) -> None:
     """Drawn in memory, then written whole by the output discipline, so a failed draw never leaves a
     half-written PNG (and the file gets the mode a plain open gives)."""
     buf = io.BytesIO()
-    fig.savefig(buf, dpi=120, format="png")
-    write_atomic(out, buf.getvalue())
+    fig.savefig(buf, dpi=120, format="png", metadata=png_metadata(FIGURE))
+    write_output(out, FIGURE, buf.getvalue(), inputs=[bench], force=force, option="--png")
 
 
-def plot(path: str | Path, item: str, out: str | Path) -> Path:
-    """PNG of a clip (spectrogram over its event timeline) or of a query's two-option pair."""
+def plot(path: str | Path, item: str, out: str | Path, *, force: bool = False) -> Path:
+    """PNG of a clip (spectrogram over its event timeline) or of a query's two-option pair; an
+    existing `out` is replaced only when it is an earlier such figure and `force` is given."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    t = open_benchmark(path)
     out = Path(out)
+    check_not_an_input(out, [path], "--png")  # before drawing; claimed again when written
+    check_file(out, FIGURE, force, "--png")
+    t = open_benchmark(path)
     if _kind_of(t, item) == "clip":
         views = [_clip_view(t, item)]
         roles = [f"{item} — {views[0].pattern}, {views[0].events.height} events"]
@@ -287,7 +292,7 @@ def plot(path: str | Path, item: str, out: str | Path) -> Path:
             _draw_clip(t, view, axes[0, col], axes[1, col], role, colors)
         if suptitle:
             fig.suptitle(suptitle, fontsize=11)
-        _save(fig, out)
+        _save(fig, out, Path(path), force)
     finally:
         plt.close(fig)
     return out

@@ -3,8 +3,7 @@ workers); returns each clip's limiter statistics, which the tables record."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ from tqdm.auto import tqdm
 from reasonaudio import _core
 from reasonaudio.builder.plan import BuildPlan
 from reasonaudio.io import storage
+from reasonaudio.io.outputs import scratch_directory
 
 def render_range(
     atom_audio: np.ndarray,
@@ -29,8 +29,10 @@ def render_range(
     peaks before the limiter and the limiter gains."""
     names = [p.rpartition("/")[2] for p in rel_paths]
     remote = storage.is_uri(audio_root)
-    local_dir = Path(tempfile.mkdtemp(prefix="reasonaudio-render-")) if remote else Path(audio_root)
-    try:
+    # a URI's audio is rendered into a locked scratch folder (removed in `finally`, or by the next
+    # command if this one is killed) and uploaded
+    scratch = scratch_directory("render") if remote else contextlib.nullcontext(Path(audio_root))
+    with scratch as local_dir:
         res = _core.render_corpus(
             atom_audio,
             atom_offsets,
@@ -48,9 +50,6 @@ def render_range(
         if remote:
             fs, path = storage.open_fs(audio_root)
             storage.upload_dir(local_dir, fs, path)
-    finally:
-        if remote:
-            shutil.rmtree(local_dir, ignore_errors=True)
     return np.asarray(res["peak"]), np.asarray(res["gain"])
 
 

@@ -36,7 +36,7 @@ from reasonaudio.builder.tables import Built, write_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
-from reasonaudio.io.outputs import output_file
+from reasonaudio.io.outputs import npz_kind, output_file
 from reasonaudio.queries import QuerySpec
 
 SHARD_FORMAT = "reasonaudio-shard/1"
@@ -220,10 +220,12 @@ def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) ->
 # --- a plan computed once, shipped to every shard ---------------------------------------------------
 
 PLAN_FORMAT = "reasonaudio-plan/1"
+PLAN_FILE = npz_kind("build plan", PLAN_FORMAT)
 
 
-def save_plan(plan, path: str | Path) -> Path:
-    """Writes `plan` as one .npz file (arrays plus a JSON header; no pickle), atomically."""
+def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path:
+    """Writes `plan` as one .npz file (arrays plus a JSON header; no pickle), atomically; an
+    existing file is replaced only when it is an earlier plan and `force` is given."""
     path = Path(path)
     rel = plan.relevant
     meta = {
@@ -244,7 +246,7 @@ def save_plan(plan, path: str | Path) -> Path:
     arrays["relevant_indptr"] = np.concatenate([[0], np.cumsum([len(r) for r in rel])]).astype(np.int64)
     arrays["relevant_clips"] = np.concatenate([np.asarray(r, np.int64) for r in rel]) if rel else np.zeros(0, np.int64)
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    with output_file(path, force=True) as tmp:
+    with output_file(path, PLAN_FILE, inputs=inputs, force=force, option="--save-plan") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
     return path

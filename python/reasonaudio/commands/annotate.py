@@ -83,14 +83,17 @@ def _where(message: str, events: Path, clips: Path | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels
 
-    from reasonaudio.io.outputs import check_not_an_input
+    from reasonaudio.io.outputs import check_file, check_not_an_input
+    from reasonaudio.relevance.files import QRELS_PARQUET, QRELS_TSV
 
     if args.threads < 0:
         raise UserError("--threads must be >= 0")
     inputs = [p for p in (args.events, args.queries, args.clips) if p is not None]
+    # up front, before the work (write_qrels claims it again, under its lock)
     check_not_an_input(args.out, inputs)
-    if args.out.exists() and not args.force:
-        raise UserError(f"{args.out}: exists; pass --force to replace it")
+    if args.out.suffix not in (".parquet", ".tsv"):
+        raise UserError(f"--out {args.out}: output must end in .parquet or .tsv")
+    check_file(args.out, QRELS_PARQUET if args.out.suffix == ".parquet" else QRELS_TSV, args.force)
     started = time.perf_counter()
     dataset_dir = args.events.is_dir() and not (args.events / "events.parquet").exists()
     queries = read_queries(args.queries)

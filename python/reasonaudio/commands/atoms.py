@@ -20,19 +20,20 @@ def _show(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from matplotlib.backend_bases import FigureCanvasBase
-
+    from reasonaudio.atoms.sheet import SHEET
     from reasonaudio.errors import UserError
+    from reasonaudio.io.outputs import check_file, check_not_an_input
 
-    formats = FigureCanvasBase.get_supported_filetypes()  # checked first: the sheet takes a while to draw
-    suffix = Path(args.out).suffix.lower().lstrip(".")
-    if suffix not in formats:
-        raise UserError(f"--out {args.out}: expected an image file name ending in one of "
-                        f"{', '.join('.' + f for f in sorted(formats))} (.png is the usual one)")
+    # checked first: the sheet takes a while to draw, and it is a PNG carrying the tool's kind tag
+    if Path(args.out).suffix.lower() != ".png":
+        raise UserError(f"--out {args.out}: expected a PNG file name ending in .png (the contact sheet is a PNG)")
+    inputs = [] if args.atoms == "procedural" else [args.atoms]
+    check_not_an_input(args.out, inputs)  # before loading the library
+    check_file(Path(args.out), SHEET, args.force)
     print(f"loading {args.atoms} …", file=sys.stderr, flush=True)
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)
     indices = [group[0] for group in lib.exemplars().values()] if args.one_per_label else None
-    out = contact_sheet(lib, args.out, columns=args.columns, indices=indices, progress=True)
+    out = contact_sheet(lib, args.out, columns=args.columns, indices=indices, progress=True, inputs=inputs, force=args.force)
     print(f"wrote {out} ({len(indices) if indices is not None else len(lib)} atoms)")
     return 0
 
@@ -118,6 +119,7 @@ def add_parser(subparsers) -> None:
     show.add_argument("--columns", type=int_in(1, 100), default=10, help="images per row, 1..100 (default 10)")
     show.add_argument("--sample-rate", type=_positive_rate, default=None, help="render/resample to this rate")
     show.add_argument("--one-per-label", action="store_true", help="draw only the first exemplar of each label")
+    show.add_argument("--force", action="store_true", help="replace an earlier contact sheet at --out")
     show.set_defaults(func=_show)
 
     imp = sub.add_parser("import", help="build a library from labelled recordings (class folders, CSV, FSD50K, ESC-50, UrbanSound8K)")

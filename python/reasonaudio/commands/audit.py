@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from reasonaudio.commands.bounds import SEED, int_in
@@ -39,7 +37,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--per-task", type=int_in(1), default=None, metavar="N", help="queries sampled per task (default 50; all where a task has fewer)")
     parser.add_argument("--seed", type=SEED, default=0, help="sampling and clip-order seed (audit) or bootstrap seed (score), 0..2^32-1; default 0")
     parser.add_argument("--extra", type=int_in(0), default=None, metavar="K", help="clips shown beyond the two-option pair, drawn from clips with the query's sounds (default 0)")
-    parser.add_argument("--force", action="store_true", help="replace a non-empty SITE")
+    parser.add_argument("--force", action="store_true", help="replace an earlier SITE (audit), or an earlier score.json and disputed.csv in --out (score)")
     parser.add_argument("--hardlink", action="store_true", help="hard-link the audio into SITE instead of copying it (falls back to a copy across file systems)")
     parser.add_argument("--bench", type=Path, default=None, metavar="BENCH", help="(score) the benchmark the site was built from")
     parser.add_argument("--bootstrap", type=int_in(1, 20_000), default=None, metavar="B", help="(score) bootstrap resamples, 1..20,000 (each holds an index per card; default 2000)")
@@ -47,16 +45,17 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _write_atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+SCORE_FORMAT = "reasonaudio-audit-score/1"
+
+
+def _score_outputs(out: Path):
+    """score.json (a JSON object with its "format") and disputed.csv (its header) in `out`."""
+    from reasonaudio.io.outputs import FileOutput, header_kind, json_kind
+
+    return [
+        FileOutput(out / "score.json", json_kind("audit score", SCORE_FORMAT)),
+        FileOutput(out / "disputed.csv", header_kind("disputed-pairs table", "query_id,clip_id,task,text,benchmark,reason", prefix=True)),
+    ]
 
 
 def _refuse(options: dict[str, object], mode: str) -> None:
@@ -69,20 +68,29 @@ def _refuse(options: dict[str, object], mode: str) -> None:
 def _run_score(args: argparse.Namespace) -> int:
     from reasonaudio.audit.score import disputed_frame, score
 
-    _refuse({"--per-task": args.per_task, "--extra": args.extra, "--force": args.force, "--hardlink": args.hardlink}, "`audit score`")
+    _refuse({"--per-task": args.per_task, "--extra": args.extra, "--hardlink": args.hardlink}, "`audit score`")
     if args.bench is None:
         raise UserError("audit score needs --bench BENCH, the benchmark the site was built from")
     files = args.paths[1:]
     if not files:
         raise UserError("audit score needs at least one judgments.json")
-    result = score(files, args.bench, seed=args.seed, n_boot=2000 if args.bootstrap is None else args.bootstrap)
-    if args.out is not None:
-        if args.out.exists() and not args.out.is_dir():
-            raise UserError(f"{args.out}: exists and is not a directory")
-        payload = json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n"
-        _write_atomic(args.out / "score.json", lambda tmp: Path(tmp).write_text(payload, encoding="utf-8"))
-        frame = disputed_frame(result)
-        _write_atomic(args.out / "disputed.csv", lambda tmp: frame.write_csv(tmp))
+    if args.force and args.out is None:
+        raise UserError("--force replaces an earlier score.json and disputed.csv in --out: give --out")
+    import contextlib
+
+    from reasonaudio.io.outputs import output_files
+
+    with contextlib.ExitStack() as stack:
+        if args.out is not None:  # claimed (checked and locked) before the scoring
+            if args.out.exists() and not args.out.is_dir():
+                raise UserError(f"--out {args.out}: exists and is not a directory")
+            inputs = [args.bench, *files]
+            json_tmp, csv_tmp = stack.enter_context(output_files(_score_outputs(args.out), inputs=inputs, force=args.force))
+        result = score(files, args.bench, seed=args.seed, n_boot=2000 if args.bootstrap is None else args.bootstrap)
+        if args.out is not None:
+            json_tmp.write_text(json.dumps({"format": SCORE_FORMAT, **result.to_dict()}, indent=1, ensure_ascii=False) + "\n",
+                                encoding="utf-8")
+            disputed_frame(result).write_csv(csv_tmp)
     print(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) if args.json else result.format_text())
     if args.out is not None and not args.json:
         print(f"wrote {args.out / 'score.json'} and {args.out / 'disputed.csv'}")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import tempfile
-from pathlib import Path
 
 
 def int_in(lo: int, hi: int | None = None):
@@ -60,17 +58,3 @@ def utf8_path(text: str) -> str:
     return text
 
 
-def check_new_file(path: str | os.PathLike[str], option: str) -> None:
-    """Refuse an output file whose folder cannot take a new file (missing, read-only, /proc), before
-    the work that produces it: a probe file is created there and removed."""
-    from reasonaudio.errors import UserError
-
-    path = Path(path)
-    parent = path.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
-    except OSError as err:
-        raise UserError(f"{option} {path}: cannot write into {parent} ({err.strerror or err})") from None
-    os.close(fd)
-    os.unlink(probe)

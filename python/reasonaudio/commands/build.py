@@ -48,7 +48,7 @@ def add_parser(subparsers) -> None:
                    '*_probability within [0, 1]; min_events, max_events >= 1)')
     p.add_argument("--exemplar-split", choices=SPLITS, default=d.exemplar_split,
                    help="build from the library's test (or train) exemplars only (default all)")
-    p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
+    p.add_argument("--force", action="store_true", help="replace an earlier benchmark at --out (or an earlier plan at --save-plan)")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
     p.add_argument("--save-plan", default=None, metavar="FILE",
@@ -82,16 +82,26 @@ def run(args: argparse.Namespace) -> int:
     )
     start = time.perf_counter()
     if args.save_plan is not None:
-        from reasonaudio.builder.shard import save_plan
+        from pathlib import Path
+
+        from reasonaudio.builder.shard import PLAN_FILE, save_plan
+        from reasonaudio.io.outputs import check_file, check_not_an_input
 
         if args.out is not None or args.shard is not None or args.ray is not None or args.from_plan is not None:
             raise UserError("--save-plan only plans: leave out --out, --shard, --ray and --from-plan")
+        inputs = [] if config.atoms == "procedural" else [config.atoms]
+        # the plan file is claimed before planning (save_plan claims it again, under its lock)
+        check_not_an_input(args.save_plan, inputs, "--save-plan")
+        check_file(Path(args.save_plan), PLAN_FILE, args.force, "--save-plan")
         plan = plan_build(config)
-        save_plan(plan, args.save_plan)
+        save_plan(plan, args.save_plan, inputs=inputs, force=args.force)
         print(f"planned {plan.n_clips} clips and {len(plan.specs)} queries in {plan.seconds:.1f} s; wrote {args.save_plan}")
         return 0
     if args.out is None:
         raise UserError("--out is required (unless --save-plan)")
+    from reasonaudio.io.storage import check_persistent
+
+    check_persistent(args.out)
     shard = parse_shard(args.shard) if args.shard is not None else None
     out = build(args.out, config, force=args.force, progress=not args.quiet, shard=shard, ray=args.ray, from_plan=args.from_plan)
     if out.shard is not None:

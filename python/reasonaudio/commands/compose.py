@@ -119,11 +119,12 @@ def _build(args: argparse.Namespace) -> int:
 def _prompts(args: argparse.Namespace) -> int:
     from reasonaudio.compose.build import set_input
     from reasonaudio.compose.prompts import write_prompts
+    from reasonaudio.compose.io import PROMPTS_FILE
     from reasonaudio.io.outputs import output_file
 
     layers = _layers(args.layers)
     # a prompts file may live inside its set (its natural home), never over one of the set's own files
-    with output_file(args.out, inputs=[set_input(args.dir)], force=args.force) as tmp:
+    with output_file(args.out, PROMPTS_FILE, inputs=[set_input(args.dir)], force=args.force) as tmp:
         n = write_prompts(args.dir, tmp, layers, args.style)
     print(f"wrote {n} prompts to {args.out}")
     return 0
@@ -132,16 +133,15 @@ def _prompts(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from reasonaudio.compose.build import set_input
     from reasonaudio.compose.runner import load_model, run
-    from reasonaudio.io.outputs import check_not_an_input, output_file
+    from reasonaudio.compose.io import OUTPUTS_FILE
+    from reasonaudio.io.outputs import output_file
 
     layers = _layers(args.layers)
     inputs = [set_input(args.dir)] + ([Path(args.prompts)] if args.prompts not in (None, "project", "study") else [])
-    check_not_an_input(args.out, inputs)
-    if args.out.exists() and not args.force:  # before loading a model, which can take minutes
-        raise UserError(f"{args.out}: exists; pass --force to replace it")
     kwargs = {"max_new_tokens": args.max_new_tokens} if args.model.startswith("qwen2-audio:") else {}
-    model = load_model(args.model, **kwargs)
-    with output_file(args.out, inputs=inputs, force=args.force) as tmp:
+    # claimed before loading a model, which can take minutes
+    with output_file(args.out, OUTPUTS_FILE, inputs=inputs, force=args.force) as tmp:
+        model = load_model(args.model, **kwargs)
         n = run(args.dir, model, tmp, layers, args.prompts, args.limit, progress=True)
     print(f"wrote {n} outputs to {args.out}")
     return 0

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from reasonaudio.commands.bounds import SEED, check_new_file, float_in, int_in
+from reasonaudio.commands.bounds import SEED, float_in, int_in
 
 
 def add_parser(subparsers) -> None:
@@ -31,6 +31,7 @@ def add_parser(subparsers) -> None:
     train.add_argument("--seed", type=SEED, default=None, help="training seed, 0..2^32-1 (default 0)")
     train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help="held-out mixtures for the frame-F1 check, 1..100,000 (default 64)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
+    train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
 
@@ -68,6 +69,17 @@ def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from reasonaudio.detect import torch_module
+    from reasonaudio.errors import UserError
+
+    inputs = [] if args.library == "procedural" else [args.library]
+    if args.out is not None:  # before torch loads and training starts (save claims it again, under its lock)
+        from reasonaudio.detect.model import MODEL_FILE
+        from reasonaudio.io.outputs import check_file, check_not_an_input
+
+        check_not_an_input(args.out, inputs)
+        check_file(args.out, MODEL_FILE, args.force)
+    elif args.force:
+        raise UserError("--force replaces an earlier model at --out: give --out")
     from reasonaudio.detect.train import TrainConfig, train, train_cached
 
     torch_module()  # before any work: a missing torch is the install hint, not a traceback mid-run
@@ -77,14 +89,12 @@ def run_train(args: argparse.Namespace) -> int:
                                    "valid_clips": args.valid_clips}.items() if v is not None}
     config = replace(TrainConfig(), **overrides)
     device = _device(args.device)
-    if args.out is not None:  # before training: a model that cannot be saved is minutes of work lost
-        check_new_file(args.out, "--out")
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
     if args.out is None:
         detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
     else:
         detector = train(args.library, config, device=device, progress=not args.quiet, log=log)
-        path = detector.save(args.out)
+        path = detector.save(args.out, inputs=inputs, force=args.force)
     t = detector.training
     print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps in {t.get('train_seconds')} s, "
           f"held-out frame F1 {t.get('valid_frame_f1')}")
@@ -93,52 +103,56 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_detect(args: argparse.Namespace) -> int:
     from reasonaudio.detect import torch_module
-    from reasonaudio.detect.infer import audio_inputs, detect
     from reasonaudio.errors import UserError, require
 
     torch_module()  # both before any work, so a missing package is the install hint up front
     require("scipy.ndimage", "detect", "the detector's median filter (SciPy)")
 
-    device = _device(args.device)
-    detector = _load(args.model, device, not args.quiet)
-    if args.threshold is not None:
-        if not 0.0 < args.threshold < 1.0:
-            raise UserError(f"--threshold must be within (0, 1), got {args.threshold}")
-        from dataclasses import replace
+    if args.threshold is not None and not 0.0 < args.threshold < 1.0:
+        raise UserError(f"--threshold must be within (0, 1), got {args.threshold}")
+    from reasonaudio.io.outputs import FileOutput, json_kind, output_files, parquet_kind, parquet_metadata
 
-        detector.post = replace(detector.post, threshold=args.threshold)
-    from reasonaudio.io.outputs import check_not_an_input, output_file
-
-    for out in (args.out, args.metrics):
-        if out is not None:
-            check_not_an_input(out, [args.audio, args.model])
-            if out.exists() and not args.force:
-                raise UserError(f"{out}: exists; pass --force to replace it")
-    clip_ids, paths, bench = audio_inputs(args.audio)
+    events_kind = parquet_kind("detected events table")
+    metrics_format = "reasonaudio-sed-metrics/1"
+    outputs = [FileOutput(args.out, events_kind, "--out")]
+    if args.metrics is not None:
+        outputs.append(FileOutput(args.metrics, json_kind("SED metrics report", metrics_format), "--metrics"))
+    inputs = [args.audio] + ([args.model] if Path(args.model).exists() else [])
     want_metrics = args.metrics is not None
-    if want_metrics and (bench is None or bench.events.height == 0):
-        raise UserError(f"{args.audio}: --metrics needs a benchmark directory with events.parquet")
-    if want_metrics:  # before detecting: metrics against labels the model never learnt are meaningless
-        truth = sorted(set(bench.events["label"].cast(str).to_list()))
-        unknown = [label for label in truth if label not in set(detector.labels)]
-        if unknown:
-            lib = detector.library.get("spec")
-            raise UserError(
-                f"--metrics: {len(unknown)} of the {len(truth)} labels in {args.audio}'s events are not in the model's "
-                f"vocabulary ({len(detector.labels)} labels of library {lib!r}): {', '.join(unknown[:6])}"
-                f"{', …' if len(unknown) > 6 else ''}; the model was trained on another atom library (or on --labels N of it)"
-            )
-    index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
-    table = index.table()
-    with output_file(args.out, inputs=[args.audio], force=args.force) as tmp:
-        table.write_parquet(tmp, compression="zstd", statistics=False)
+    # both outputs are claimed (distinct, not inputs, checked and locked) before a model is loaded
+    # or trained and before the detection runs
+    with output_files(outputs, inputs=inputs, force=args.force) as tmps:
+        from reasonaudio.detect.infer import audio_inputs, detect
+
+        device = _device(args.device)
+        detector = _load(args.model, device, not args.quiet)
+        if args.threshold is not None:
+            from dataclasses import replace
+
+            detector.post = replace(detector.post, threshold=args.threshold)
+        clip_ids, paths, bench = audio_inputs(args.audio)
+        if want_metrics and (bench is None or bench.events.height == 0):
+            raise UserError(f"{args.audio}: --metrics needs a benchmark directory with events.parquet")
+        if want_metrics:  # before detecting: metrics against labels the model never learnt are meaningless
+            truth = sorted(set(bench.events["label"].cast(str).to_list()))
+            unknown = [label for label in truth if label not in set(detector.labels)]
+            if unknown:
+                lib = detector.library.get("spec")
+                raise UserError(
+                    f"--metrics: {len(unknown)} of the {len(truth)} labels in {args.audio}'s events are not in the model's "
+                    f"vocabulary ({len(detector.labels)} labels of library {lib!r}): {', '.join(unknown[:6])}"
+                    f"{', …' if len(unknown) > 6 else ''}; the model was trained on another atom library (or on --labels N of it)"
+                )
+        index = detect(detector, paths, clip_ids, device=device, keep_scores=want_metrics, progress=not args.quiet)
+        table = index.table()
+        table.write_parquet(tmps[0], compression="zstd", statistics=False, metadata=parquet_metadata(events_kind))
+        if want_metrics:
+            from reasonaudio.detect.metrics import sed_metrics
+
+            m = sed_metrics(index, bench.events)
+            tmps[1].write_text(json.dumps({"format": metrics_format, **m}, indent=2) + "\n")
     print(f"{args.out}: {table.height} events in {len(clip_ids)} clips")
     if want_metrics:
-        from reasonaudio.detect.metrics import sed_metrics
-
-        m = sed_metrics(index, bench.events)
-        with output_file(args.metrics, inputs=[args.audio], force=args.force) as tmp:
-            tmp.write_text(json.dumps(m, indent=2) + "\n")
         print(
             f"event F1 {100 * m['event_based']['micro_f1']:.1f}%  segment F1 {100 * m['segment_based']['micro_f1']:.1f}%  "
             f"PSDS1 {m['psds1']} -> {args.metrics}"

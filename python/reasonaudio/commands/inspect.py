@@ -22,6 +22,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("directory", type=Path, metavar="DIR", help="benchmark directory")
     parser.add_argument("item", metavar="ID", help="a clip_id or a query_id")
     parser.add_argument("--png", type=Path, default=None, metavar="OUT", help="also draw a figure to this PNG file")
+    parser.add_argument("--force", action="store_true", help="replace an earlier figure at --png")
     parser.add_argument("--examples", type=int, default=3, metavar="N", help="positives / hard negatives shown for a query (default 3)")
     parser.set_defaults(func=run)
 
@@ -29,8 +30,14 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.audit.inspect import describe, plot
 
+    if args.png is not None:  # refused before anything is printed
+        from reasonaudio.audit.inspect import FIGURE
+        from reasonaudio.io.outputs import check_file, check_not_an_input
+
+        check_not_an_input(args.png, [args.directory], "--png")
+        check_file(args.png, FIGURE, args.force, "--png")
     print(describe(args.directory, args.item, n_examples=max(0, args.examples)))
     if args.png is not None:
-        out = plot(args.directory, args.item, args.png)
+        out = plot(args.directory, args.item, args.png, force=args.force)
         print(f"wrote {out}")
     return 0

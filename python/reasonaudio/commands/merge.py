@@ -29,7 +29,9 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.builder.shard import merge
+    from reasonaudio.io.storage import check_persistent
 
+    check_persistent(args.out)
     start = time.perf_counter()
     out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
     c = out.manifest["counts"]

@@ -10,12 +10,15 @@ import argparse
 
 from reasonaudio.contract import DEFAULT_MARGIN_S
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import check_file, check_not_an_input, json_kind, write_output
+
+#: the report of --json: a JSON object with this "format", so --force recognises an earlier one
+REPORT_FORMAT = "reasonaudio-validate-report/1"
+REPORT = json_kind("validation report", REPORT_FORMAT)
 
 
 def add_parser(subparsers) -> None:
@@ -30,21 +33,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
     parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the full report as JSON")
+    parser.add_argument("--force", action="store_true", help="replace an earlier JSON report at --json")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--examples", type=int, default=3, metavar="N", help="examples printed per failed check (default 3)")
     parser.set_defaults(func=run)
-
-
-def _write_json_atomically(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh, indent=2, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_audio_files is not None and args.max_audio_files < 0:
         raise UserError(f"--max-audio-files must be >= 0, got {args.max_audio_files}")
+    if args.json is not None:  # before the checks, which can take minutes
+        check_not_an_input(args.json, [args.directory], "--json")
+        check_file(args.json, REPORT, args.force, "--json")
     report = validate_benchmark(
         args.directory,
         margin_s=args.margin,
@@ -61,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(report.format_text(max_examples=args.examples))
     if args.json is not None:
-        _write_json_atomically(args.json, report.to_dict())
+        payload = {"format": REPORT_FORMAT, **report.to_dict()}
+        write_output(args.json, REPORT, json.dumps(payload, indent=2, ensure_ascii=False),
+                     inputs=[args.directory], force=args.force, option="--json")
     sys.stdout.flush()
     if report.fatal:
         more = f" (+{len(report.fatal) - 3} more)" if len(report.fatal) > 3 else ""

@@ -16,6 +16,8 @@ and converts its per-task prediction files into this project's outputs rows.
 
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import json
 import random
@@ -29,7 +31,7 @@ from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
 from reasonaudio.compose.prompts import LAYERS
 from reasonaudio.compose.study import qa_normalize, study_label
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import output_directory
+from reasonaudio.io.outputs import check_distinct, output_directory, output_file
 
 CUE_TYPE = {"environment": "bg_noise", "gender": "gender", "emotion": "emotion"}
 MANIFEST_COPY = "reasonaudio_manifest.json"
@@ -217,7 +219,17 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
         raise UserError(f"{meta} has no samples")
     if not restore and len({(r["cue"], r["task"]) for r in rows}) != 1:
         raise UserError(f"{meta}: samples differ in cue or task; import them as separate sets")
-    with output_directory(out, 'compose set', inputs=[directory], force=force) as tmp:
+    from reasonaudio.compose.io import OUTPUTS_FILE
+
+    with contextlib.ExitStack() as claims:
+        # an --outputs file of its own is claimed with the set, before the work (distinct from it)
+        if predictions and outputs:
+            check_distinct([("--out", out), ("--outputs", outputs)])
+        tmp = claims.enter_context(output_directory(out, 'compose set', inputs=[directory], force=force))
+        outputs_tmp = None
+        if predictions and outputs:
+            outputs_tmp = claims.enter_context(output_file(outputs, OUTPUTS_FILE, inputs=[directory, *predictions],
+                                                           force=force, option="--outputs"))
         (tmp / "audio").mkdir()
         digest = hashlib.sha256()
         rates = set()
@@ -240,10 +252,8 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         n_out, out_path = 0, None
         if predictions:
-            out_path = Path(outputs) if outputs else tmp / "study_outputs.jsonl"
-            n_out = _write_outputs(predictions, rows, out_path)
-            if not outputs:
-                out_path = out / "study_outputs.jsonl"
+            n_out = _write_outputs(predictions, rows, outputs_tmp if outputs_tmp is not None else tmp / "study_outputs.jsonl")
+            out_path = Path(outputs) if outputs else out / "study_outputs.jsonl"
     return len(rows), n_out, out_path
 
 

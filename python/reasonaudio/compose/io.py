@@ -8,7 +8,11 @@ from typing import Any, Iterable
 
 from reasonaudio.io.benchmark import iter_jsonl
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import write_atomic
+from reasonaudio.io.outputs import jsonl_kind, write_atomic
+
+#: single-file outputs of compose, recognised (for --force) by the keys of their first row
+PROMPTS_FILE = jsonl_kind("prompts file", ("id", "layer", "audio", "prompt"))
+OUTPUTS_FILE = jsonl_kind("model outputs file", ("id", "layer", "output"))
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

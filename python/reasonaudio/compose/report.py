@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +94,8 @@ def _pct(v: float | None) -> float | None:
 
 
 def _save(fig, path: Path) -> None:
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, path)
+    # `path` lies in the staged folder of `output_directory`, renamed into place only when whole
+    fig.savefig(path, dpi=120)
 
 
 def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenient") -> list[str]:

@@ -22,8 +22,24 @@ from pathlib import Path
 from reasonaudio.detect import torch_module
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import FileKind, output_file
 
 FORMAT = "reasonaudio-detector/1"
+
+
+def _is_model_file(path: Path) -> bool:
+    import zipfile
+
+    if not zipfile.is_zipfile(path):  # every torch.save file is a zip: spares importing torch
+        return False
+    import torch
+
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    return isinstance(payload, dict) and payload.get("format") == FORMAT
+
+
+#: an earlier model file (what --force may replace): a torch file whose payload has FORMAT
+MODEL_FILE = FileKind("detector model", _is_model_file)
 
 
 @dataclass(frozen=True)
@@ -118,11 +134,12 @@ class Detector:
             self._net = net
         return self._net.to(torch.device(device))
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
+    def save(self, path: str | os.PathLike[str], *, inputs=(), force: bool = False) -> Path:
+        """Written atomically; an existing file is replaced only when it is an earlier model and
+        `force` is given."""
         torch = torch_module()
 
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "format": FORMAT,
             "labels": list(self.labels),
@@ -134,13 +151,8 @@ class Detector:
             "training": dict(self.training),
             "post": self.post.to_dict(),
         }
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a sibling, so the rename is atomic
-        try:
+        with output_file(path, MODEL_FILE, inputs=inputs, force=force) as tmp:
             torch.save(payload, tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         return path
 
     @classmethod

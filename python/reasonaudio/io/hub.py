@@ -571,10 +571,9 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
             suffix = Path(str(value.get("path") or "")).suffix or ".wav"
             target = root / ".reasonaudio-audio" / f"{clip_id}{suffix}"
             if not target.is_file():
-                target.parent.mkdir(exist_ok=True)
-                tmp = target.with_name(target.name + ".tmp")
-                tmp.write_bytes(value["bytes"])
-                tmp.replace(target)
+                from reasonaudio.io.outputs import write_atomic
+
+                write_atomic(target, value["bytes"])  # a cache beside the input: whole or absent
             return str(target)
         if isinstance(value, dict) and value.get("path"):
             return str(value["path"])

@@ -1,10 +1,14 @@
 """Where a build's output lives: a local directory, or any filesystem fsspec opens (`s3://`, `gs://`,
 `file://`, `memory://` ...), with the same rule everywhere: never a half-written benchmark.
 
-A local directory is assembled in a temporary sibling and renamed into place (one atomic rename).
-Object stores have no rename, so a remote output is assembled under a temporary sibling prefix and
+A local directory is assembled in a temporary sibling and renamed into place (one atomic rename);
+a `file://` URI is a local directory and follows exactly the same rules (`reasonaudio.io.outputs`:
+lock, kind marker, stale temporaries removed). Object stores have no rename, so a remote output is assembled under a temporary sibling prefix and
 then moved file by file with `manifest.json` last: a remote benchmark is complete exactly when its
-manifest exists, and readers (and `reasonaudio merge`) look for the manifest first.
+manifest exists, and readers (and `reasonaudio merge`) look for the manifest first. Their tables
+are staged in a locked `scratch_directory` of the system temp dir, always removed at the end (one
+left by a killed process is removed by the next command). `memory://` lives only as long as the
+process: the CLI refuses it (`check_persistent`).
 """
 
 from __future__ import annotations
@@ -12,12 +16,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import uuid
 from pathlib import Path
 
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import MARKER, output_directory
+from reasonaudio.io.outputs import MARKER, output_directory, scratch_directory
 
 MANIFEST = "manifest.json"
 
@@ -25,6 +28,20 @@ MANIFEST = "manifest.json"
 def is_uri(target: str | os.PathLike) -> bool:
     """A `scheme://` location goes through fsspec; a plain path stays on the local filesystem."""
     return isinstance(target, str) and "://" in target
+
+
+def check_persistent(target: str | os.PathLike | None, option: str = "--out") -> None:
+    """Refuse an output that vanishes when the command ends (memory://), before any work."""
+    if target is not None and is_uri(target) and str(target).split("://", 1)[0] == "memory":
+        raise UserError(f"{option} {target}: a memory:// location vanishes when the command ends; "
+                        "write to a folder, a file:// URI or an object store")
+
+
+def _local_path(url: str) -> str | None:
+    """The local path of a URI on the local filesystem (file://, local://), else None."""
+    fs, path = open_fs(url)
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    return path if "file" in protocols or "local" in protocols else None
 
 
 def open_fs(url: str):
@@ -59,10 +76,15 @@ class Output:
         self.kind = kind
         self.force = force
         self.inputs = [i for i in inputs if not is_uri(i)]
+        if is_uri(target):
+            local = _local_path(str(target))
+            if local is not None:  # file://: a local directory, staged beside and locked like one
+                self.target = target = local
         self.remote = is_uri(target)
         self.root: Path | None = None
         self._remote_tmp: str | None = None
         self._local = None
+        self._scratch = None
         if self.remote:
             self.fs, self.path = open_fs(str(target))
             self.path = self.path.rstrip("/")
@@ -80,20 +102,28 @@ class Output:
             (self.root / "audio").mkdir()
             return self
         self._check_remote()
-        self.root = Path(tempfile.mkdtemp(prefix="reasonaudio-stage-"))
-        parent, _, name = self.path.rpartition("/")
-        token = f".{name}.tmp-{uuid.uuid4().hex[:12]}"
-        self._remote_tmp = _join(parent, token) if parent else token
-        self.fs.makedirs(_join(self._remote_tmp, "audio"), exist_ok=True)
+        self._scratch = scratch_directory("stage")
+        self.root = self._scratch.__enter__()
+        try:
+            parent, _, name = self.path.rpartition("/")
+            token = f".{name}.tmp-{uuid.uuid4().hex[:12]}"
+            # the filesystem's own spelling (memory:// roots paths at "/"), so that the paths
+            # `find` returns under it start with it
+            self._remote_tmp = self.fs._strip_protocol(_join(parent, token) if parent else token).rstrip("/")
+            self.fs.makedirs(_join(self._remote_tmp, "audio"), exist_ok=True)
+        except BaseException:
+            self._abort_remote()
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if not self.remote:
             return bool(self._local.__exit__(exc_type, exc, tb))
-        if exc_type is None:
-            self._commit_remote()
-        else:
-            self._abort_remote()
+        try:
+            if exc_type is None:
+                self._commit_remote()
+        finally:
+            self._abort_remote()  # whatever is left: the remote staging prefix, the local scratch
         return False
 
     @property
@@ -162,13 +192,16 @@ class Output:
         for rel in order:
             fs.mv(_join(tmp, rel), _join(self.path, rel))
         _rm_quiet(fs, tmp)
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._remote_tmp = None
 
     def _abort_remote(self) -> None:
-        if self.root is not None:
-            shutil.rmtree(self.root, ignore_errors=True)
+        """Remove the remote staging prefix (if still there) and the local scratch, always."""
         if self._remote_tmp is not None:
             _rm_quiet(self.fs, self._remote_tmp)
+            self._remote_tmp = None
+        if self._scratch is not None:
+            scratch, self._scratch = self._scratch, None
+            scratch.__exit__(None, None, None)
 
 
 LAST_FILES = (MANIFEST, "shard.json", ".reasonaudio-output")

@@ -11,8 +11,13 @@ import polars as pl
 
 from reasonaudio.io.benchmark import iter_jsonl
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import output_file
+from reasonaudio.io.outputs import header_kind, output_file, parquet_kind
 from reasonaudio.relevance.engine import _STRONG_LAYOUTS, _require_columns
+
+#: an earlier qrels output, recognised by its exact columns (.parquet, left unmarked so that its
+#: bytes stay those of a benchmark's qrels.parquet) or BEIR's header row (.tsv)
+QRELS_PARQUET = parquet_kind("qrels table", columns=("query_id", "clip_id", "relevance"))
+QRELS_TSV = header_kind("qrels table", "query-id\tcorpus-id\tscore")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,7 +176,8 @@ def write_qrels(
     path = Path(path)
     if path.suffix not in (".parquet", ".tsv"):
         raise UserError(f"{path}: output must end in .parquet or .tsv")
-    with output_file(path, inputs=inputs, force=force) as tmp:
+    kind = QRELS_PARQUET if path.suffix == ".parquet" else QRELS_TSV
+    with output_file(path, kind, inputs=inputs, force=force) as tmp:
         if path.suffix == ".parquet":
             qrels.select("query_id", "clip_id", "relevance").write_parquet(tmp)
         else:
