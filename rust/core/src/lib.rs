@@ -11,6 +11,7 @@ pub mod logic;
 pub mod mix;
 pub mod plan;
 pub mod resample;
+pub mod scene;
 pub mod wav;
 
 /// Version of the core crate (also reported by the Python package).

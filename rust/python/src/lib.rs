@@ -11,6 +11,7 @@ mod errors;
 mod mix;
 mod plan;
 mod resample;
+mod scene;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -21,5 +22,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     plan::register(m)?;
     resample::register(m)?;
     annotate::register(m)?;
+    scene::register(m)?;
     Ok(())
 }
