@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 
@@ -27,11 +26,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.commands.build import read_text
-    from reasonaudio.shard import merge
+    from reasonaudio.builder.shard import merge
 
     start = time.perf_counter()
     out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
-    c = json.loads(read_text(out, "manifest.json"))["counts"]
+    c = out.manifest["counts"]
     print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
     return 0

@@ -52,7 +52,7 @@ def cache_dir() -> Path:
 def open_library(spec: str, sample_rate: int, labels: int | None = None):
     from reasonaudio.atoms import AtomLibrary
 
-    from reasonaudio.exemplars import select_split
+    from reasonaudio.atoms.exemplars import select_split
 
     library = AtomLibrary.open(spec, sample_rate=sample_rate)
     if library.splits:
