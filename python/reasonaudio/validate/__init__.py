@@ -60,6 +60,7 @@ from reasonaudio.validate.layout import (
     _check_references,
 )
 from reasonaudio.validate.relevance import _check_relevance, _parsed_queries
+from reasonaudio.validate.scene import _check_scene
 from reasonaudio.validate.tables import Tables, _read_tables, open_benchmark  # noqa: F401
 
 __all__ = [
@@ -111,8 +112,10 @@ def validate_benchmark(
     if check_audio:
         stage("reading audio")
         _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
+        stage("checking the scene (§5)")
+        _check_scene(t, rec, margin_s, max_audio_files)
     else:
-        for n in ("audio.readable", "audio.range", "audio.background", "audio.audible"):
+        for n in ("audio.readable", "audio.range", "audio.background", "audio.audible", "scene.snr", "scene.bed_alone"):
             rec.skip(n, "--no-audio")
     _check_beir(t, rec)
     order = list(CHECK_DESCRIPTIONS)
