@@ -6,6 +6,8 @@ engine. Everything else (build, validate, queries, annotate, tests, benches) imp
 
 from __future__ import annotations
 
+import re as _re
+
 #: Version of the on-disk layout (§4): v2 allows several exemplars per label, a v1 benchmark is a
 #: valid v2 one. A build from a library with one exemplar per label (and no split or attribution)
 #: still writes "1", so that such benchmarks stay byte-identical to those built before v2.
@@ -90,9 +92,7 @@ TAIL_DECAY_DB = 20.0
 def label_words(label: str) -> frozenset[str]:
     """The words of a label after the importers' normalisation (case folded; '_', '-', '()' and
     spaces separate words): what §5's "equals, contains or is contained in" compares."""
-    import re
-
-    return frozenset(w for w in re.split(r"[\s_\-()]+", label.casefold()) if w)
+    return frozenset(w for w in _re.split(r"[\s_\-()]+", label.casefold()) if w)
 
 
 def labels_clash(bed: str, label: str) -> bool:

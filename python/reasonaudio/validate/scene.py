@@ -58,24 +58,23 @@ def looped(source: np.ndarray, start: int, length: int, crossfade: int, fade: in
     """§5's bed: samples [start, start + length) of the source's loop (copies overlapping by an
     equal-power crossfade), then raised-cosine fades at the two clip edges."""
     n = len(source)
-    total = start + length
+    total = max(start + length, n + 1)  # the loop always holds the second copy's crossfade
     out = np.zeros(total, np.float32)
     first = min(n, total)
     out[:first] = source[:first]
-    if total > n:
-        c = min(crossfade, n // 2)
-        theta = 0.5 * np.pi * (np.arange(c) + 0.5) / max(c, 1)
-        fi, fo = np.sin(theta).astype(np.float32), np.cos(theta).astype(np.float32)
-        period, at = n - c, n - c
-        while at < total:
-            xend = min(at + c, total)
-            k = xend - at
-            out[at:xend] = out[at:xend] * fo[:k] + source[:k] * fi[:k]
-            body_end = min(at + n, total)
-            if at + c < body_end:
-                out[at + c:body_end] = source[c:body_end - at]
-            at += period
-    out = out[start:]
+    c = min(crossfade, n // 2)
+    theta = 0.5 * np.pi * (np.arange(c) + 0.5) / max(c, 1)
+    fi, fo = np.sin(theta).astype(np.float32), np.cos(theta).astype(np.float32)
+    period, at = n - c, n - c
+    while at < total:
+        xend = min(at + c, total)
+        k = xend - at
+        out[at:xend] = out[at:xend] * fo[:k] + source[:k] * fi[:k]
+        body_end = min(at + n, total)
+        if at + c < body_end:
+            out[at + c:body_end] = source[c:body_end - at]
+        at += period
+    out = out[start:start + length]
     f = min(fade, length // 2)
     if f:
         w = (0.5 - 0.5 * np.cos(np.pi * (np.arange(f) + 1) / (f + 1))).astype(np.float32)

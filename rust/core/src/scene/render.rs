@@ -84,7 +84,6 @@ struct SceneScratch {
     wet: Vec<f32>,
     material: Vec<f32>,
     bed: Vec<f32>,
-    bed_tmp: Vec<f32>,
     clip: Vec<f32>,
     energies: Vec<f64>,
     extents: Vec<(usize, usize)>,
@@ -100,6 +99,23 @@ fn loop_curves(opts: &MixOptions) -> Result<Curves, MixError> {
 
 fn scene_err(clip: usize, what: String) -> MixError {
     MixError::Scene(format!("clip {clip}: {what}"))
+}
+
+/// One loop period of every bed source that some clip uses (shared, read-only, computed once).
+fn bed_periods(scene: &SceneColumns, bed_curves: &Curves) -> Vec<Vec<f32>> {
+    let mut used = vec![false; scene.beds.len()];
+    for &b in scene.clip_bed {
+        if b >= 0 {
+            used[b as usize] = true;
+        }
+    }
+    (0..scene.beds.len())
+        .into_par_iter()
+        .map(|b| match scene.beds.atom(b) {
+            Some(s) if used[b] && !s.is_empty() => bed::loop_period(s, bed_curves),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// Checks every scene column against the plan before anything is rendered.
@@ -167,8 +183,8 @@ fn render_scene_into(
     speeds: &[u32],
     clip_length: i64,
     curves: &Curves,
-    bed_curves: &Curves,
     scene: &SceneColumns,
+    periods: &[Vec<f32>],
     clip: usize,
     first_row: usize,
     scratch: &mut SceneScratch,
@@ -179,12 +195,11 @@ fn render_scene_into(
         return Err(MixError::BadClipLength { clip, length: clip_length });
     }
     let n = clip_length as usize;
-    let SceneScratch { event, wet, material, bed, bed_tmp, clip: out, energies, extents, conv, .. } = scratch;
+    let SceneScratch { event, wet, material, bed, clip: out, energies, extents, conv, .. } = scratch;
     out.clear();
     out.resize(n, 0.0);
     energies.clear();
     extents.clear();
-    conv.clear();
     let room = scene.clip_room[clip];
     let response = (room >= 0).then(|| scene.rooms.atom(room as usize).expect("checked"));
     for (i, ev) in events.iter().enumerate() {
@@ -232,7 +247,7 @@ fn render_scene_into(
     if b >= 0 {
         let source = scene.beds.atom(b as usize).expect("checked");
         bed.resize(n, 0.0);
-        bed::fill_bed(source, scene.clip_bed_start[clip] as usize, bed_curves, curves, bed_tmp, bed);
+        bed::fill_bed_periodic(source, &periods[b as usize], scene.clip_bed_start[clip] as usize, curves, bed);
         let s = f64::from(scene.clip_snr_db[clip]);
         let bed_e: Vec<f64> = extents.iter().map(|&(a, z)| bed::energy(&bed[a..z])).collect();
         let mut g = bed::bed_gain(energies, &bed_e, s) as f32;
@@ -289,6 +304,7 @@ pub fn render_clip_scene(
     check_scene(&scene, 1, events.len())?;
     let curves = Curves::new(*opts)?;
     let bed_curves = loop_curves(opts)?;
+    let periods = bed_periods(&scene, &bed_curves);
     let mut scratch = SceneScratch::default();
     let mut snr = Vec::new();
     let mut stems = Vec::new();
@@ -298,8 +314,8 @@ pub fn render_clip_scene(
         speeds,
         clip_length,
         &curves,
-        &bed_curves,
         &scene,
+        &periods,
         0,
         0,
         &mut scratch,
@@ -353,6 +369,7 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
         .num_threads(threads)
         .build()
         .map_err(|e| MixError::ThreadPool(e.to_string()))?;
+    let periods = pool.install(|| bed_periods(scene, &bed_curves));
     let per_clip: Vec<(SceneClipStats, Vec<f32>)> = pool.install(|| {
         (0..n_clips)
             .into_par_iter()
@@ -370,8 +387,8 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
                     speeds,
                     clip_lengths[clip],
                     &curves,
-                    &bed_curves,
                     scene,
+                    &periods,
                     clip,
                     rows.start,
                     scratch,

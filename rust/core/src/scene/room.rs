@@ -119,10 +119,14 @@ impl std::fmt::Debug for Convolver {
 }
 
 impl Convolver {
-    /// Forgets the cached response spectra (call between clips: bounds memory to one room).
+    /// Forgets the cached response spectra.
     pub fn clear(&mut self) {
         self.ir_spectra.clear();
     }
+
+    /// Most response spectra kept per thread (by room and FFT size, oldest dropped first): events
+    /// of similar lengths share sizes, so across clips most lookups hit; bounded memory.
+    pub const CACHE: usize = 48;
 
     fn forward(&mut self, n: usize) -> Arc<dyn RealToComplex<f32>> {
         self.planner.plan_fft_forward(n)
@@ -156,6 +160,9 @@ impl Convolver {
                 let mut spec = vec![Complex::default(); bins];
                 fwd.process_with_scratch(&mut self.time, &mut spec, &mut self.scratch[..scratch_len])
                     .expect("buffer sizes match the plan");
+                if self.ir_spectra.len() >= Self::CACHE {
+                    self.ir_spectra.remove(0);
+                }
                 self.ir_spectra.push((room, n, spec));
                 self.ir_spectra.len() - 1
             }
