@@ -112,11 +112,11 @@ def validate_benchmark(
     if check_audio:
         stage("reading audio")
         _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
-        stage("checking the scene (§5)")
-        _check_scene(t, rec, margin_s, max_audio_files)
     else:
-        for n in ("audio.readable", "audio.range", "audio.background", "audio.audible", "scene.snr", "scene.bed_alone"):
+        for n in ("audio.readable", "audio.range", "audio.background", "audio.audible"):
             rec.skip(n, "--no-audio")
+    stage("checking the scene (§5)")
+    _check_scene(t, rec, margin_s, max_audio_files, check_audio)
     _check_beir(t, rec)
     order = list(CHECK_DESCRIPTIONS)
     checks = sorted(rec.checks.values(), key=lambda c: order.index(c.name) if c.name in order else len(order))

@@ -83,15 +83,13 @@ def looped(source: np.ndarray, start: int, length: int, crossfade: int, fade: in
     return out
 
 
-def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: int | None) -> None:
-    for name in CHECKS:
-        rec.get(name).description = CHECKS[name]
+def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: int | None, check_audio: bool = True) -> None:
     m = t.manifest or {}
     scene = m.get("scene")
     if str(m.get("format_version")) != FORMAT_VERSION_SCENE and scene is None:
-        for name in CHECKS:
-            rec.skip(name, "no scene (format_version 1/2)")
-        return
+        return  # no scene (v1/v2): §5 does not apply, and its checks are not listed
+    for name in CHECKS:
+        rec.get(name).description = CHECKS[name]
     root = t.root
     if scene is None or str(m.get("format_version")) != FORMAT_VERSION_SCENE:
         rec.violation("scene.layout", "manifest.json: a scene needs format_version '3' and a 'scene' object")
@@ -181,6 +179,10 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: in
                         rec.violation("scene.tail_margin", f"clip {cid}: an event of {d:.3f} s is within m + tail_s of the duration threshold {th} s")
 
     # SNR and bed alone, measured in the audio
+    if not check_audio:
+        rec.skip("scene.snr", "--no-audio")
+        rec.skip("scene.bed_alone", "--no-audio")
+        return
     cross = int(scene.get("bed_loop_crossfade_samples", 0))
     fade = int(scene.get("bed_edge_fade_samples", 0))
     with_bed = clips.filter(pl.col("background_id").is_not_null()).sort("clip_id")
