@@ -14,10 +14,14 @@ import numpy.typing as _npt
 
 __version__: str
 __all__ = [
+    "SNR_HEADROOM_DB",
+    "SPEED_DEN",
+    "TEXTURE_RMS",
     "__version__",
     "annotate_csr",
     "canonical_pair_scores",
     "canonical_rank",
+    "convolve",
     "encode_audio",
     "finish_atom",
     "mix_clip",
@@ -27,10 +31,19 @@ __all__ = [
     "plan_params_default",
     "procedural_atoms",
     "render_clip",
+    "render_clip_scene",
     "render_corpus",
+    "render_corpus_scene",
     "resample",
     "unit_norms",
     "unit_rows_f32",
+    "room_prepare",
+    "room_tail_s",
+    "scene_noise",
+    "speed_for_semitones",
+    "speed_info",
+    "speed_len",
+    "varispeed",
 ]
 
 # --- mix ---------------------------------------------------------------------------------------
@@ -195,3 +208,90 @@ def procedural_atoms(
 
 def finish_atom(x: _npt.NDArray[_np.float32], sample_rate: int) -> _npt.NDArray[_np.float32]:
     """DC removal, 5 ms edge fades, RMS normalised to -20 dBFS, peaks limited to 0.9."""
+
+# --- scene (contract §5) ----------------------------------------------------------------------
+# Beds are unit-level sources; the renderer picks ONE bed gain per clip so that every event's
+# 10*log10(E_event / E_bed) over its dry extent is >= snr_db + SNR_HEADROOM_DB (E_event: the
+# event's own signal after gain, speed and room). Rooms are responses prepared by room_prepare.
+# Speeds are integers over SPEED_DEN (pitch and tempo together: varispeed). Bad inputs: MixError.
+
+SPEED_DEN: int
+SNR_HEADROOM_DB: float
+TEXTURE_RMS: float
+
+def scene_noise(kind: str, n: int, seed: int, key: int) -> _npt.NDArray[_np.float32]:
+    """n samples of "white" | "pink" | "brown" noise from (seed, key); zero mean, RMS TEXTURE_RMS."""
+
+def room_prepare(ir: _npt.NDArray[_np.float32]) -> _npt.NDArray[_np.float32]:
+    """Align at the direct path (first sample within 20 dB of the peak), cut after a 60 dB
+    Schroeder decay, scale to unit energy."""
+
+def room_tail_s(ir: _npt.NDArray[_np.float32], sample_rate: int) -> float:
+    """Seconds until the Schroeder energy decay falls 20 dB (contract §5's tail_s)."""
+
+def convolve(x: _npt.NDArray[_np.float32], ir: _npt.NDArray[_np.float32]) -> _npt.NDArray[_np.float32]:
+    """Full linear FFT convolution: len(x) + len(ir) - 1 samples (0 if either is empty)."""
+
+def speed_for_semitones(semitones: float) -> int | None:
+    """Speed numerator (over SPEED_DEN) nearest to a pitch shift; None if not finite or beyond an octave."""
+
+def speed_info(k: int) -> tuple[float, float]:
+    """(pitch_semitones, stretch) rendered by speed k."""
+
+def speed_len(n: int, k: int) -> int:
+    """round(n * SPEED_DEN / k), ties to even: the length of n samples at speed k."""
+
+def varispeed(x: _npt.NDArray[_np.float32], k: int) -> _npt.NDArray[_np.float32]:
+    """x played at speed k / SPEED_DEN: exactly speed_len(len(x), k) samples."""
+
+def render_corpus_scene(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_clip: _npt.NDArray[_np.uint32],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_lengths: _npt.NDArray[_np.int64],
+    paths: list[str | _PathLike[str]],
+    sample_rate: int,
+    bed_audio: _npt.NDArray[_np.float32],
+    bed_offsets: _npt.NDArray[_np.uint64],
+    clip_bed: _npt.NDArray[_np.int32],
+    clip_bed_start: _npt.NDArray[_np.int64],
+    clip_snr_db: _npt.NDArray[_np.float32],
+    room_audio: _npt.NDArray[_np.float32],
+    room_offsets: _npt.NDArray[_np.uint64],
+    clip_room: _npt.NDArray[_np.int32],
+    ev_speed: _npt.NDArray[_np.uint32],
+    format: str = "wav16",
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+    threads: int = 0,
+) -> dict[str, _npt.NDArray[_np.float32]]:
+    """render_corpus in a scene. clip_bed / clip_room: -1 for none; ev_speed: empty for unchanged.
+    Returns {"peak", "gain", "bed_gain"} per clip and {"ev_snr_db"} per event (+inf without a bed).
+    A clip without bed, room or speed change gets render_corpus's bytes."""
+
+def render_clip_scene(
+    atom_audio: _npt.NDArray[_np.float32],
+    atom_offsets: _npt.NDArray[_np.uint64],
+    ev_atom: _npt.NDArray[_np.uint32],
+    ev_onset: _npt.NDArray[_np.int64],
+    ev_length: _npt.NDArray[_np.int64],
+    ev_gain_db: _npt.NDArray[_np.float32],
+    clip_length: int,
+    sample_rate: int,
+    bed: _npt.NDArray[_np.float32] | None = None,
+    bed_start: int = 0,
+    snr_db: float = 0.0,
+    room: _npt.NDArray[_np.float32] | None = None,
+    ev_speed: _npt.NDArray[_np.uint32] | None = None,
+    fade_ms: float = 5.0,
+    crossfade_ms: float = 50.0,
+    ceiling: float = 0.98,
+) -> dict[str, object]:
+    """One clip with stems: {"audio", "events" (n_events x clip_length, each event's own wet
+    signal before the limiter), "bed" (at its gain, before the limiter), "peak", "gain",
+    "bed_gain", "ev_snr_db"}."""

@@ -24,6 +24,7 @@ from reasonaudio.errors import UserError
 COMMAND_MODULES = (
     "atoms",
     "build",
+    "scenes",
     "merge",
     "annotate",
     "validate",

@@ -46,11 +46,14 @@ class BuildConfig:
     min_hard_negatives: int = 1  # per query; more than one makes ranking metrics harder for mention-matchers
     plan: dict = field(default_factory=dict)  # overrides of the Rust planner's parameters
     exemplar_split: str = "all"  # build from the library's "test" (or "train") exemplars only
+    # contract §5: SceneConfig.recorded() (+ "plan_tail_s" when one plan serves several conditions);
+    # None: no scene, and the key is left out of everything recorded (v1/v2 bytes unchanged)
+    scene: dict | None = None
 
     def recorded(self) -> dict:
         """The parameters that decide the output, as the manifest, shards and saved plans record
         them: everything but the thread count (output never depends on it)."""
-        return {k: v for k, v in asdict(self).items() if k != "threads"}
+        return {k: v for k, v in asdict(self).items() if k != "threads" and not (k == "scene" and v is None)}
 
     def check(self) -> None:
         if not 1 <= self.clips <= MAX_CLIPS:
@@ -112,12 +115,18 @@ class BuildConfig:
                     raise UserError(f"--plan {key}={json.dumps(value)}: expected a value shaped like the default {expected}") from None
                 # a value of the right type that breaks a rule is reported with every setting below
 
-    def plan_params(self, n_atoms: int) -> tuple[str, list[float]]:
+    def plan_params(self, n_atoms: int, tail_s: float = 0.0) -> tuple[str, list[float]]:
         """The planner's parameters as JSON (defaults, then --plan overrides, then the options that
         have a flag of their own), checked against a library of `n_atoms` labels; and the duration
         thresholds they imply."""
         self._check_plan_keys()
         merged = {**json.loads(_core.plan_params_default()), **self.plan, "sample_rate": self.sample_rate, "max_clip_s": self.max_clip_s}
+        if tail_s > 0:
+            # contract §5: events apart by more than 2m + tail_s; the gap range moves up by the tail
+            # unless --plan sets it (then the planner refuses a range that is too short)
+            merged["tail_s"] = tail_s
+            if "gap_s" not in self.plan:
+                merged["gap_s"] = [round(g + tail_s, 6) for g in merged["gap_s"]]
         first_error = None
         # Unless --plan sets max_events, the default is lowered to what the library (a label at
         # most once per clip) and --max-clip-s allow, rather than refusing a small library.
@@ -133,6 +142,9 @@ class BuildConfig:
                 note(f"at most {max_events} events per clip (the default {merged['max_events']} does not fit this library or --max-clip-s; set --plan max_events=N to choose)")
             return checked
         message = str(first_error).removeprefix("plan parameters: ").removeprefix("invalid plan parameters: ")
+        if "room tail" in message or "tail_s" in message:
+            room = (self.scene or {}).get("room")
+            raise UserError(f"--room {room}: {message}") from None
         raise UserError(
             f"planner parameters: {message} (set by --max-clip-s, --sample-rate and --plan KEY=JSON, "
             f"e.g. --plan max_events=6)"

@@ -18,6 +18,7 @@ from reasonaudio.builder.corpus import Corpus, CorpusFull, Pairs, hard_negatives
 from reasonaudio.contract import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, TASKS
 from reasonaudio.errors import UserError
 from reasonaudio.queries import QueryCapacityError, QueryGenerator, QuerySpec
+from reasonaudio.scene import SceneConfig, draw, resolve
 
 # An event must be audible in the mix (contract §3.6, AUDIBLE_DBFS over AUDIBLE_WINDOW_S). The
 # quietest gain the planner may draw, and 6 dB for fades and window alignment, come on top.
@@ -64,6 +65,8 @@ class BuildPlan:
     hard_counts: list[int]
     seconds: float = 0.0  # how long planning (or loading the plan) took; never written to outputs
     origin: str = "planned corpus and queries"
+    scene: object = None  # reasonaudio.scene.SceneAssets when the build has a scene (contract §5)
+    draws: object = None  # reasonaudio.scene.SceneDraws of every clip
 
     @property
     def n_clips(self) -> int:
@@ -112,7 +115,13 @@ def plan_benchmark(config: BuildConfig) -> BuildPlan:
     labels = label_view.labels
     audio, offsets = library.flat()
     natives = label_view.natives
-    params_json, thresholds = config.plan_params(len(labels))
+    assets = None
+    if config.scene is not None:
+        scene_cfg = SceneConfig.from_recorded(config.scene)
+        assets = resolve(scene_cfg, config.sample_rate, config.seed, list(labels))
+    # one plan for several conditions is made for the longest tail among them (contract §5)
+    tail_s = max(assets.max_tail_s if assets else 0.0, float((config.scene or {}).get("plan_tail_s") or 0.0))
+    params_json, thresholds = config.plan_params(len(labels), tail_s)
     quiet = _inaudible_atoms(library, json.loads(params_json))
     if quiet:
         raise UserError(
@@ -206,5 +215,17 @@ def plan_benchmark(config: BuildConfig) -> BuildPlan:
         config, library, audio, offsets, params, list(thresholds), final, clip_ids, specs, query_ids,
         rel, positives, negatives, planned, hard_counts, t_plan,
     )
+    if assets is not None:
+        attach_scene(plan, assets)
     return plan
+
+
+def attach_scene(plan: BuildPlan, assets) -> None:
+    """Gives `plan` a scene: its assets and every clip's draws (from (seed, clip) alone)."""
+    cfg = assets.config
+    plan.scene = assets
+    plan.draws = draw(
+        plan.config.seed, plan.final["clip_event_ptr"], [len(b.audio) for b in assets.beds], cfg.snr_db,
+        len(assets.rooms), cfg.pitch_semitones,
+    )
 

@@ -56,8 +56,41 @@ def render_range(
 RENDER_CHUNK = 512  # clips per render call: bounds memory and paces the progress bar
 
 
+def render_scene_range(plan: BuildPlan, lo: int, hi: int, audio_root: str) -> dict[str, np.ndarray]:
+    """Renders clips [lo, hi) of a plan with a scene into the local directory `audio_root`;
+    returns the core's report (peak, gain, bed_gain per clip; ev_snr_db per event)."""
+    cfg = plan.config
+    sl = plan.slice(lo, hi)
+    ptr = plan.final["clip_event_ptr"].astype(np.int64)
+    d = plan.draws.slice(lo, hi, int(ptr[lo]), int(ptr[hi]))  # type: ignore[attr-defined]
+    bed_audio, bed_offsets = plan.scene.bed_bank()  # type: ignore[attr-defined]
+    room_audio, room_offsets = plan.scene.room_bank()  # type: ignore[attr-defined]
+    names = [p.rpartition("/")[2] for p in plan.rel_paths[lo:hi]]
+    return _core.render_corpus_scene(
+        plan.atom_audio, plan.atom_offsets, sl["ev_clip"], sl["ev_atom"], sl["ev_onset"], sl["ev_length"], sl["ev_gain_db"],
+        sl["clip_length"], [str(Path(audio_root) / n) for n in names], cfg.sample_rate,
+        bed_audio, bed_offsets, d.clip_bed, d.clip_bed_start, d.clip_snr_db, room_audio, room_offsets, d.clip_room, d.ev_speed,
+        format=cfg.audio_format, threads=cfg.worker_threads,
+    )
+
+
 def render_local(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Renders clips [lo, hi) in this process (Rust threads); peaks and gains of the range."""
+    """Renders clips [lo, hi) in this process (Rust threads); peaks and gains of the range. With a
+    scene, the bed gains and event SNRs are left in `plan.scene_report`."""
+    if plan.scene is not None:
+        if storage.is_uri(audio_root):
+            from reasonaudio.errors import UserError
+
+            raise UserError("a build with a scene (--background/--room/--pitch) writes to a local directory only, for now")
+        parts = []
+        with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
+            for a in range(lo, hi, RENDER_CHUNK):
+                b = min(hi, a + RENDER_CHUNK)
+                parts.append(render_scene_range(plan, a, b, audio_root))
+                bar.update(b - a)
+        report = {k: np.concatenate([np.asarray(p[k]) for p in parts]) for k in ("peak", "gain", "bed_gain", "ev_snr_db")}
+        plan.scene_report = report  # type: ignore[attr-defined]
+        return report["peak"].astype(np.float64), report["gain"].astype(np.float64)
     peaks = np.zeros(hi - lo, np.float64)
     gains = np.zeros(hi - lo, np.float64)
     paths = plan.rel_paths

@@ -48,6 +48,8 @@ def build(
     config.check()
     if shard is not None and ray is not None:
         raise UserError("--shard and --ray are two ways to split a build: choose one")
+    if config.scene is not None and (shard is not None or ray is not None or from_plan is not None):
+        raise UserError("a build with a scene (--background/--room/--pitch) renders in one process for now: leave out --shard, --ray and --from-plan")
     library_inputs = [] if config.atoms == "procedural" else [config.atoms]
     kind = SHARD_KIND if shard is not None else "benchmark"
     with Output(out, kind, inputs=library_inputs, force=force) as dest:
@@ -66,3 +68,46 @@ def build(
                 print(f"{plan.origin} in {plan.seconds:.2f} s, rendered audio in {time.perf_counter() - t0:.2f} s")
             manifest, shard_meta = write_benchmark(plan, dest.root, peaks, gains, dest), None
     return Built(out if is_uri(out) else Path(out), manifest, shard_meta)
+
+
+def build_conditions(root: str | Path, config: BuildConfig, conditions: dict[str, dict | None], *, force: bool = False,
+                     progress: bool = True) -> dict[str, Built]:
+    """One plan rendered in several named conditions (contract §5): `conditions` maps a name to a
+    scene (SceneConfig.recorded(), or None for the dry clean condition). The plan is made once, for
+    the longest room tail among the conditions; each condition is written to root/<name> as a v3
+    benchmark whose events, queries, qrels and mc are byte-identical to the others'."""
+    import dataclasses
+
+    from reasonaudio.atoms import AtomLibrary, LabelView, select_split
+    from reasonaudio.builder.plan import attach_scene
+    from reasonaudio.scene import SceneConfig, resolve
+
+    config.check()
+    if not conditions:
+        raise UserError("no condition to render")
+    for name in conditions:
+        if not name or "/" in name or name.startswith("."):
+            raise UserError(f"condition name {name!r}: use a plain directory name (letters, digits, '_', '-')")
+    library = select_split(AtomLibrary.open(config.atoms, sample_rate=config.sample_rate), config.exemplar_split)
+    vocabulary = list(LabelView.of(library).labels)
+    empty = SceneConfig().recorded()
+    scenes = {name: (scene or empty) for name, scene in conditions.items()}
+    assets = {name: resolve(SceneConfig.from_recorded(s), config.sample_rate, config.seed, vocabulary) for name, s in scenes.items()}
+    tail = max(a.max_tail_s for a in assets.values())
+    base = dataclasses.replace(config, scene={**empty, "plan_tail_s": tail})
+    plan = plan_build(base)
+    out: dict[str, Built] = {}
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for name, scene in scenes.items():
+        cfg = dataclasses.replace(config, scene={**scene, "plan_tail_s": tail})
+        cond = dataclasses.replace(plan, config=cfg)
+        attach_scene(cond, assets[name])
+        target = root / name
+        with Output(target, "benchmark", inputs=[] if config.atoms == "procedural" else [config.atoms], force=force) as dest:
+            t0 = time.perf_counter()
+            peaks, gains = render_local(cond, dest.audio_url, 0, cond.n_clips, progress)
+            if progress:
+                print(f"condition {name}: rendered {cond.n_clips} clips in {time.perf_counter() - t0:.2f} s")
+            out[name] = Built(target, write_benchmark(cond, dest.root, peaks, gains))
+    return out

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from reasonaudio import _core
 from reasonaudio._core import __version__
 from reasonaudio.atoms import recordings_used, write_attribution
 from reasonaudio.builder.plan import BuildPlan
@@ -22,6 +23,9 @@ from reasonaudio.contract import (
     BEIR_QUERIES,
     FORMAT_VERSION,
     FORMAT_VERSION_ONE_EXEMPLAR,
+    FORMAT_VERSION_SCENE,
+    BACKGROUNDS_DIR,
+    ROOMS_DIR,
     PATTERNS,
     TASKS,
 )
@@ -61,6 +65,10 @@ def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.nd
     tables = benchmark_tables(plan, np.asarray(peaks, np.float64), np.asarray(gains, np.float64))
     for name, frame in tables.items():
         frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
+    if plan.scene is not None:
+        write_scene_sources(root, plan)
+        if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
+            write_dcase(root, plan, tables["events"])
     write_beir(root, plan, tables["qrels"])
     write_attribution(root, plan.library, plan.final["ev_atom"])
     manifest = benchmark_manifest(plan, root, tables)
@@ -157,7 +165,83 @@ def benchmark_tables(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> d
         },
         schema={"query_id": pl.String, "positive_clip_id": pl.String, "negative_clip_id": pl.String, "task": pl.String},
     )
-    return {"atoms": atoms_df, "clips": clips, "events": events, "queries": queries, "qrels": qrels, "mc": mc}
+    tables = {"atoms": atoms_df, "clips": clips, "events": events, "queries": queries, "qrels": qrels, "mc": mc}
+    if plan.scene is not None:
+        tables.update(scene_tables(plan, clips, events))
+    return tables
+
+
+def scene_tables(plan: BuildPlan, clips: pl.DataFrame, events: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """Contract §5's columns and tables. events.parquet gets only the plan's pitch/stretch (the same
+    in every condition of one plan); what a condition changes (bed, SNR, room) lives in clips.parquet
+    and scene_events.parquet (every event's rendered SNR), so events/queries/qrels/mc stay identical
+    across the conditions of one plan."""
+    assets, d = plan.scene, plan.draws
+    report = getattr(plan, "scene_report", None)
+    sr = plan.config.sample_rate
+    beds = [b.background_id for b in assets.beds]  # type: ignore[attr-defined]
+    rooms = assets.rooms  # type: ignore[attr-defined]
+    has_bed = d.clip_bed >= 0  # type: ignore[attr-defined]
+    has_room = d.clip_room >= 0  # type: ignore[attr-defined]
+    clips = clips.with_columns(
+        pl.Series("background_id", [beds[int(b)] if b >= 0 else None for b in d.clip_bed], pl.String),  # type: ignore[attr-defined]
+        pl.Series("background_snr_db", [float(x) if h else None for x, h in zip(d.clip_snr_db, has_bed)], pl.Float64),  # type: ignore[attr-defined]
+        pl.Series("room_id", [rooms[int(r)].room_id if r >= 0 else None for r in d.clip_room], pl.String),  # type: ignore[attr-defined]
+        pl.Series("tail_s", [float(rooms[int(r)].tail_s) if r >= 0 else 0.0 for r in d.clip_room], pl.Float64),  # type: ignore[attr-defined]
+        pl.Series("background_start_sample", np.where(has_bed, d.clip_bed_start, 0).astype(np.int64)),  # type: ignore[attr-defined]
+        pl.Series("background_gain", np.round(report["bed_gain"].astype(np.float64), 9) if report is not None else np.zeros(len(has_bed))),
+    )
+    del has_room
+    n_ev = events.height
+    if d.ev_speed.size:  # type: ignore[attr-defined]
+        info = {int(k): _core.speed_info(int(k)) for k in np.unique(d.ev_speed)}  # type: ignore[attr-defined]
+        pitch = np.array([info[int(k)][0] for k in d.ev_speed]).round(4)  # type: ignore[attr-defined]
+        stretch = np.array([info[int(k)][1] for k in d.ev_speed]).round(6)  # type: ignore[attr-defined]
+    else:
+        pitch, stretch = np.zeros(n_ev), np.ones(n_ev)
+    events = events.with_columns(pl.Series("pitch_semitones", pitch, pl.Float64), pl.Series("stretch", stretch, pl.Float64))
+    snr = report["ev_snr_db"].astype(np.float64) if report is not None else np.full(n_ev, np.inf)
+    scene_events = pl.DataFrame({
+        "clip_id": events["clip_id"], "event_index": events["event_index"],
+        "snr_db": pl.Series([float(x) if np.isfinite(x) else None for x in np.round(snr, 4)], dtype=pl.Float64),
+    })
+    backgrounds = pl.DataFrame(
+        {
+            "background_id": beds,
+            "label": [b.label for b in assets.beds],  # type: ignore[attr-defined]
+            "source": [b.source for b in assets.beds],  # type: ignore[attr-defined]
+            "license": [b.license for b in assets.beds],  # type: ignore[attr-defined]
+            "attribution": [b.attribution for b in assets.beds],  # type: ignore[attr-defined]
+            "duration_s": [len(b.audio) / sr for b in assets.beds],  # type: ignore[attr-defined]
+            "path": [f"{BACKGROUNDS_DIR}/{b}.wav" for b in beds],
+        },
+        schema={"background_id": pl.String, "label": pl.String, "source": pl.String, "license": pl.String,
+                "attribution": pl.String, "duration_s": pl.Float64, "path": pl.String},
+    )
+    rooms_df = pl.DataFrame(
+        {
+            "room_id": [r.room_id for r in rooms],
+            "source": [r.source for r in rooms],
+            "rt60_s": [float(r.rt60_s) for r in rooms],
+            "tail_s": [float(r.tail_s) for r in rooms],
+            "path": [f"{ROOMS_DIR}/{r.room_id}.wav" for r in rooms],
+            "simulation": [json.dumps(r.params, sort_keys=True) if r.params else None for r in rooms],
+        },
+        schema={"room_id": pl.String, "source": pl.String, "rt60_s": pl.Float64, "tail_s": pl.Float64, "path": pl.String, "simulation": pl.String},
+    )
+    return {"clips": clips, "events": events, "backgrounds": backgrounds, "rooms": rooms_df, "scene_events": scene_events}
+
+
+def write_scene_sources(root: Path, plan: BuildPlan) -> None:
+    """The bed sources and prepared responses as rendered (float32 WAV), for the validator."""
+    sr = plan.config.sample_rate
+    for sub, items in ((BACKGROUNDS_DIR, [(b.background_id, b.audio) for b in plan.scene.beds]),  # type: ignore[attr-defined]
+                       (ROOMS_DIR, [(r.room_id, r.audio) for r in plan.scene.rooms])):  # type: ignore[attr-defined]
+        if not items:
+            continue
+        (root / sub).mkdir(exist_ok=True)
+        for name, audio in items:
+            (root / sub / f"{name}.wav").write_bytes(_core.encode_audio(np.ascontiguousarray(audio, np.float32), sr, "wav_f32"))
 
 
 def write_beir(root: Path, plan: BuildPlan, qrels: pl.DataFrame) -> None:
@@ -224,8 +308,11 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: dict[str, pl.DataFra
     # v1 manifest byte for byte (a v1 benchmark is a valid v2 one).
     v2 = bool(library.splits or library.attributions) or library.n_labels != len(library)
     extra = {"recordings": recordings_used(library, atom)} if v2 else {}
+    if plan.scene is not None:
+        extra["scene"] = scene_manifest(plan, root)
+    version = FORMAT_VERSION_SCENE if plan.scene is not None else FORMAT_VERSION if v2 else FORMAT_VERSION_ONE_EXEMPLAR
     return {
-        "format_version": FORMAT_VERSION if v2 else FORMAT_VERSION_ONE_EXEMPLAR,
+        "format_version": version,
         "tool_version": __version__,
         "seed": config.seed,
         "sample_rate": sr,
@@ -234,7 +321,7 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: dict[str, pl.DataFra
             "plan": params,
             "duration_thresholds_s": thresholds,
             "margin_s": params["margin_s"],
-            "background": None,
+            "background": (plan.config.scene or {}).get("background") if plan.scene is not None else None,
             "audio_format": config.audio_format,
         },
         "counts": counts,
@@ -242,6 +329,54 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: dict[str, pl.DataFra
         "hash_scheme": "sha256 of file bytes; atoms_audio = sha256 of the atom bank as little-endian float32",
         **extra,
     }
+
+
+def scene_manifest(plan: BuildPlan, root: Path) -> dict:
+    """Every scene parameter, and the bed and room sources with their hashes (contract §5)."""
+    assets = plan.scene
+    cfg = plan.config
+    sr = cfg.sample_rate
+    return {
+        **(cfg.scene or {}),
+        "snr_headroom_db": _core.SNR_HEADROOM_DB,
+        "speed_den": _core.SPEED_DEN,
+        "bed_loop_crossfade_samples": int(round(50.0 * sr / 1000)),
+        "bed_edge_fade_samples": int(round(5.0 * sr / 1000)),
+        "plan_tail_s": plan.params.get("tail_s", 0.0),
+        "backgrounds": [
+            {"background_id": b.background_id, "label": b.label, "source": b.source, "sha256": b.sha256,
+             "file_sha256": sha256_file(root / BACKGROUNDS_DIR / f"{b.background_id}.wav")}
+            for b in assets.beds  # type: ignore[attr-defined]
+        ],
+        "rooms": [
+            {"room_id": r.room_id, "source": r.source, "sha256": r.sha256, "tail_s": r.tail_s,
+             "file_sha256": sha256_file(root / ROOMS_DIR / f"{r.room_id}.wav")}
+            for r in assets.rooms  # type: ignore[attr-defined]
+        ],
+    }
+
+
+def write_dcase(root: Path, plan: BuildPlan, events: pl.DataFrame) -> None:
+    """DCASE-style strong labels (filename, onset, offset, event_label; seconds, tab-separated) and
+    one JAMS file per clip under jams/ (sound_event namespace), both from the dry extents."""
+    name_of = dict(zip(plan.clip_ids, (p.rpartition("/")[2] for p in plan.rel_paths)))
+    dur_of = dict(zip(plan.clip_ids, (plan.final["clip_length"].astype(np.int64) / plan.config.sample_rate).tolist()))
+    rows = events.select("clip_id", "onset_s", "offset_s", "label").iter_rows()
+    per_clip: dict[str, list] = {}
+    with open(root / "strong_labels.tsv", "w") as fh:
+        fh.write("filename\tonset\toffset\tevent_label\n")
+        for cid, on, off, lab in rows:
+            fh.write(f"{name_of[cid]}\t{on:.6f}\t{off:.6f}\t{lab}\n")
+            per_clip.setdefault(cid, []).append({"time": on, "duration": round(off - on, 6), "value": lab, "confidence": 1.0})
+    (root / "jams").mkdir(exist_ok=True)
+    for cid, obs in per_clip.items():
+        doc = {
+            "file_metadata": {"title": cid, "duration": dur_of[cid], "jams_version": "0.3.4"},
+            "annotations": [{"namespace": "sound_event", "data": obs, "annotation_metadata": {"annotator": {"name": "reasonaudio"}},
+                             "sandbox": {}, "time": 0, "duration": dur_of[cid]}],
+            "sandbox": {},
+        }
+        (root / "jams" / f"{cid}.jams").write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def _summary(x: np.ndarray) -> dict:

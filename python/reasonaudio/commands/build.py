@@ -48,6 +48,7 @@ def add_parser(subparsers) -> None:
                    '*_probability within [0, 1]; min_events, max_events >= 1)')
     p.add_argument("--exemplar-split", choices=SPLITS, default=d.exemplar_split,
                    help="build from the library's test (or train) exemplars only (default all)")
+    add_scene_options(p)
     p.add_argument("--force", action="store_true", help="replace an earlier benchmark at --out (or an earlier plan at --save-plan)")
     p.add_argument("--shard", default=None, metavar="K/N",
                    help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
@@ -59,6 +60,42 @@ def add_parser(subparsers) -> None:
                    help="render on a Ray cluster ('local' starts one on this machine); needs reasonaudio[ray]")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+
+
+def add_scene_options(p) -> None:
+    g = p.add_argument_group("acoustic scene (contract §5; any of these makes a format-version 3 benchmark)")
+    g.add_argument("--background", default=None, metavar="SPEC",
+                   help="a bed under the events: noise:pink, noise:brown, noise:white, or a directory of recordings (label = sub-folder or file name)")
+    g.add_argument("--snr", default=None, metavar="LO,HI",
+                   help="per-clip bed level in dB, drawn from (seed, clip): every event is at least this far above the bed over its extent")
+    g.add_argument("--room", default=None, metavar="SPEC",
+                   help="simulated:RT60_LO,RT60_HI (pyroomacoustics, reasonaudio[scene]) or a directory of impulse responses")
+    g.add_argument("--pitch", default=None, metavar="LO,HI",
+                   help="per-event pitch shift in semitones (varispeed: the event's tempo follows)")
+    g.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB (the planner's gain_db; default -6,0)")
+    g.add_argument("--annotations", action="store_true", help="with a scene: also write strong_labels.tsv (DCASE) and jams/<clip>.jams")
+
+
+def scene_of(args: argparse.Namespace) -> dict | None:
+    from reasonaudio.scene import SceneConfig
+
+    cfg = SceneConfig.from_options(args.background, args.snr, args.room, args.pitch)
+    if cfg.is_empty:
+        if args.annotations:
+            raise UserError("--annotations writes scene annotations: give --background, --room or --pitch")
+        return None
+    rec = cfg.recorded()
+    if args.annotations:
+        rec["annotations"] = True
+    return rec
+
+
+def gain_plan(args: argparse.Namespace) -> dict:
+    from reasonaudio.scene import parse_range
+
+    if args.gain_db is None:
+        return {}
+    return {"gain_db": list(parse_range(args.gain_db, "--gain-db", (-60.0, 0.0), "dB"))}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,8 +114,9 @@ def run(args: argparse.Namespace) -> int:
         audio_format=args.audio_format,
         threads=args.threads,
         min_hard_negatives=args.min_hard_negatives,
-        plan=dict(args.plan),
+        plan={**dict(args.plan), **gain_plan(args)},
         exemplar_split=args.exemplar_split,
+        scene=scene_of(args),
     )
     start = time.perf_counter()
     if args.save_plan is not None:

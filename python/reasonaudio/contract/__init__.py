@@ -6,12 +6,16 @@ engine. Everything else (build, validate, queries, annotate, tests, benches) imp
 
 from __future__ import annotations
 
+import re as _re
+
 #: Version of the on-disk layout (§4): v2 allows several exemplars per label, a v1 benchmark is a
 #: valid v2 one. A build from a library with one exemplar per label (and no split or attribution)
 #: still writes "1", so that such benchmarks stay byte-identical to those built before v2.
 FORMAT_VERSION = "2"
 FORMAT_VERSION_ONE_EXEMPLAR = "1"
-FORMAT_VERSIONS = (FORMAT_VERSION_ONE_EXEMPLAR, FORMAT_VERSION)
+#: v3 (§5): a benchmark rendered in a scene (bed, room, pitch/tempo) says "3"; one without keeps 1/2.
+FORMAT_VERSION_SCENE = "3"
+FORMAT_VERSIONS = (FORMAT_VERSION_ONE_EXEMPLAR, FORMAT_VERSION, FORMAT_VERSION_SCENE)
 
 #: §1: an atom may carry a split; a benchmark may be built from the `test` exemplars only.
 ATOM_SPLITS: tuple[str, ...] = ("train", "test")
@@ -61,3 +65,37 @@ AUDIBLE_WINDOW_S = 0.05
 #: Sample rates the tool builds at (the planner, the bindings and compose accept the same range).
 MIN_SAMPLE_RATE = 8_000
 MAX_SAMPLE_RATE = 192_000
+
+
+# --- §5 acoustic scenes ------------------------------------------------------------------------
+#: Columns a v3 benchmark adds to clips and events (null / 0 / 1 where a clip or event has none).
+SCENE_TABLE_SCHEMAS: dict[str, dict[str, str]] = {
+    "clips": {"background_id": "str", "background_snr_db": "num", "room_id": "str", "tail_s": "num"},
+    "events": {"pitch_semitones": "num", "stretch": "num"},
+    "backgrounds": {"background_id": "str", "label": "str", "source": "str", "license": "str", "attribution": "str", "duration_s": "num"},
+    "rooms": {"room_id": "str", "source": "str", "rt60_s": "num", "tail_s": "num"},
+}
+#: Where a v3 benchmark keeps the bed sources and room responses it used (float32 WAV, at the
+#: benchmark's rate, as the renderer used them), so the validator can re-read them.
+BACKGROUNDS_DIR = "backgrounds"
+ROOMS_DIR = "rooms"
+#: The validator's tolerance on a recomputed event SNR (the renderer aims 0.01 dB above s).
+SNR_TOLERANCE_DB = 0.1
+#: Accepted --snr values (dB): below -20 an event drowns, above 60 the bed is below 16-bit noise.
+SNR_RANGE_DB = (-20.0, 60.0)
+#: Accepted simulated reverberation times (s).
+RT60_RANGE_S = (0.05, 3.0)
+#: The decay that defines tail_s (dB).
+TAIL_DECAY_DB = 20.0
+
+
+def label_words(label: str) -> frozenset[str]:
+    """The words of a label after the importers' normalisation (case folded; '_', '-', '()' and
+    spaces separate words): what §5's "equals, contains or is contained in" compares."""
+    return frozenset(w for w in _re.split(r"[\s_\-()]+", label.casefold()) if w)
+
+
+def labels_clash(bed: str, label: str) -> bool:
+    """§5: a bed label may not equal, contain or be contained in a vocabulary label, word for word."""
+    a, b = label_words(bed), label_words(label)
+    return bool(a) and bool(b) and (a <= b or b <= a)

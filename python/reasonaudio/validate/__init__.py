@@ -61,6 +61,7 @@ from reasonaudio.validate.layout import (
     _start_hashes,
 )
 from reasonaudio.validate.relevance import _check_relevance, _parsed_queries
+from reasonaudio.validate.scene import _check_scene
 from reasonaudio.validate.tables import Tables, _read_tables, open_benchmark  # noqa: F401
 
 __all__ = [
@@ -117,6 +118,8 @@ def validate_benchmark(
     else:
         for n in ("audio.readable", "audio.range", "audio.background", "audio.audible", "audio.hashes"):
             rec.skip(n, "--no-audio")
+    stage("checking the scene (§5)")
+    _check_scene(t, rec, margin_s, max_audio_files, check_audio)
     _check_beir(t, rec)
     finish_hashes()
     order = list(CHECK_DESCRIPTIONS)

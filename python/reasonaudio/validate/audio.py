@@ -25,6 +25,8 @@ def _background_recorded(manifest: dict | None) -> bool:
     """A background bed, if any, is recorded in the manifest (top level or params)."""
     if not manifest:
         return False
+    if manifest.get("scene") is not None:
+        return True  # §5: a bed, or room tails; scene.bed_alone checks what is outside events and tails
     for holder in (manifest, manifest.get("params") if isinstance(manifest.get("params"), dict) else {}):
         value = holder.get("background")
         if value not in (None, False, "", "none", "None", 0, {}):

@@ -12,6 +12,7 @@ pub mod mix;
 pub mod plan;
 pub mod rank;
 pub mod resample;
+pub mod scene;
 pub mod wav;
 
 /// Version of the core crate (also reported by the Python package).

@@ -76,6 +76,8 @@ pub enum MixError {
     },
     #[error("rendering cancelled")]
     Cancelled,
+    #[error("{0}")]
+    Scene(String),
 }
 
 /// A read-only view of the atom bank: one flat sample array plus `n_atoms + 1` offsets.
@@ -228,6 +230,18 @@ impl Curves {
         &self.opts
     }
 
+    /// Applies the raised-cosine fade-in and fade-out of `fade` samples (at most half of `out`)
+    /// at the two ends of `out`: the boundary fades of [`render_event`], for a whole bed.
+    pub fn apply_edge_fades(&self, out: &mut [f32]) {
+        let length = out.len();
+        let f = self.opts.fade.min(length / 2);
+        for i in 0..f {
+            let w = self.fade_in(i, f);
+            out[i] *= w;
+            out[length - 1 - i] *= w;
+        }
+    }
+
     fn fade_in(&self, i: usize, n: usize) -> f32 {
         if n == self.fade_in.len() {
             self.fade_in[i]
@@ -288,20 +302,25 @@ pub struct Scratch {
     bytes: Vec<u8>,
 }
 
-fn db_to_gain(db: f32) -> f32 {
+pub(crate) fn db_to_gain(db: f32) -> f32 {
     10f64.powf(f64::from(db) / 20.0) as f32
 }
 
 /// Location of one event in error messages: clip index, index within the clip, row of the
 /// event columns.
 #[derive(Clone, Copy)]
-struct Where {
-    clip: usize,
-    event: usize,
-    row: usize,
+pub(crate) struct Where {
+    pub(crate) clip: usize,
+    pub(crate) event: usize,
+    pub(crate) row: usize,
 }
 
-fn check_event<'a>(bank: &AtomBank<'a>, ev: &EventSpan, clip_length: i64, at: Where) -> Result<&'a [f32], MixError> {
+pub(crate) fn check_event<'a>(
+    bank: &AtomBank<'a>,
+    ev: &EventSpan,
+    clip_length: i64,
+    at: Where,
+) -> Result<&'a [f32], MixError> {
     let Where { clip, event, row } = at;
     let atom = bank.atom(ev.atom as usize).ok_or(MixError::AtomOutOfRange {
         clip,
@@ -326,7 +345,7 @@ fn check_event<'a>(bank: &AtomBank<'a>, ev: &EventSpan, clip_length: i64, at: Wh
 
 /// Largest absolute sample and whether every sample is finite. Independent lanes let the
 /// compiler vectorise (a single `f32::max` chain does not, because of its NaN rules).
-fn peak_and_finite(x: &[f32]) -> (f32, bool) {
+pub(crate) fn peak_and_finite(x: &[f32]) -> (f32, bool) {
     const LANES: usize = 16;
     let mut peak = [0f32; LANES];
     let mut finite = [true; LANES];
@@ -425,7 +444,7 @@ impl EventColumns<'_> {
         self.clip.is_empty()
     }
 
-    fn row(&self, i: usize) -> EventSpan {
+    pub(crate) fn row(&self, i: usize) -> EventSpan {
         EventSpan { atom: self.atom[i], onset: self.onset[i], length: self.length[i], gain_db: self.gain_db[i] }
     }
 

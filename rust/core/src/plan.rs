@@ -42,6 +42,15 @@ pub struct PlanParams {
     pub gain_db: (f64, f64),
     /// In `overlap` clips: chance that an event is laid over the previous one.
     pub overlap_probability: f64,
+    /// Longest room tail in use (contract §5), seconds: gaps between events must exceed
+    /// `2m + guard + tail_s` and duration thresholds sit at least `m + guard + tail_s` above the
+    /// bin below. Omitted from the JSON when 0, so a dry plan's parameters read as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tail_s: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for PlanParams {
@@ -60,6 +69,7 @@ impl Default for PlanParams {
             edge_silence_s: (0.2, 0.6),
             gain_db: (-6.0, 0.0),
             overlap_probability: 0.5,
+            tail_s: 0.0,
         }
     }
 }
@@ -149,6 +159,9 @@ impl PlanParams {
         if self.margin_s < 0.0 || self.guard_s < 0.0 {
             return bad("margin_s and guard_s must be >= 0".into());
         }
+        if !(self.tail_s.is_finite() && self.tail_s >= 0.0) {
+            return bad(format!("tail_s {} must be a finite number of seconds >= 0", self.tail_s));
+        }
         if self.duration_bins.is_empty() || self.duration_bins.len() != self.duration_weights.len() {
             return bad("duration_bins and duration_weights must be non-empty and of equal length".into());
         }
@@ -167,6 +180,18 @@ impl PlanParams {
                         2.0 * sep
                     ));
                 }
+                // With a room, offsets may move m + tail later: the threshold between the bins (the
+                // gap's midpoint) must stay more than that above the lower bin.
+                let half = 0.5 * (lo - prev_hi);
+                let need = self.margin_s + self.guard_s + self.tail_s;
+                if self.tail_s > 0.0 && half <= need {
+                    return bad(format!(
+                        "a room tail of {:.3} s breaks the duration threshold between bins {} and {i}: it sits {half:.3} s above bin {}, which must be more than margin + guard + tail = {need:.3} s (use a room with a shorter tail, or wider duration_bins)",
+                        self.tail_s,
+                        i - 1,
+                        i - 1
+                    ));
+                }
             }
         }
         if self.duration_weights.iter().any(|w| w.is_nan() || *w < 0.0)
@@ -174,8 +199,12 @@ impl PlanParams {
         {
             return bad("duration_weights must be non-negative with a positive sum".into());
         }
-        if self.gap_s.0 <= sep || self.gap_s.1 < self.gap_s.0 {
-            return bad(format!("gap_s {:?} must start above 2*margin+guard = {sep:.3} s", self.gap_s));
+        if self.gap_s.0 <= sep + self.tail_s || self.gap_s.1 < self.gap_s.0 {
+            return bad(format!(
+                "gap_s {:?} must start above 2*margin+guard+tail_s = {:.3} s",
+                self.gap_s,
+                sep + self.tail_s
+            ));
         }
         if self.edge_silence_s.0 < 0.0 || self.edge_silence_s.1 < self.edge_silence_s.0 {
             return bad(format!("edge_silence_s {:?} is not a valid range", self.edge_silence_s));
@@ -206,6 +235,12 @@ impl PlanParams {
     /// Smallest separation (in samples) that any two events must keep, as overlap or as gap.
     pub fn separation_samples(&self) -> i64 {
         self.samples(2.0 * self.margin_s + self.guard_s)
+    }
+
+    /// Smallest gap (in samples) between two events that do not overlap: the separation plus the
+    /// longest room tail (the tail rings on after the dry offset).
+    pub fn gap_samples(&self) -> i64 {
+        self.samples(2.0 * self.margin_s + self.guard_s + self.tail_s)
     }
 
     /// Duration thresholds (seconds) that sit robustly between bins: the midpoints of the gaps.
@@ -394,10 +429,10 @@ fn choose_atoms(params: &PlanParams, n_atoms: usize, rng: &mut Pcg64Mcg, request
 }
 
 /// Separation check of contract §3.1 between one candidate span and already placed events.
-fn separated(onset: i64, offset: i64, placed: &[PlannedEvent], sep: i64) -> bool {
+fn separated(onset: i64, offset: i64, placed: &[PlannedEvent], sep: i64, gap: i64) -> bool {
     placed.iter().all(|e| {
         let overlap = offset.min(e.offset()) - onset.max(e.onset);
-        overlap > sep || overlap < -sep
+        overlap > sep || overlap < -gap
     })
 }
 
@@ -445,6 +480,7 @@ fn try_plan(
     let mut bins: Vec<usize> =
         (0..atoms.len()).map(|s| forced_bin(s).unwrap_or_else(|| draw_bin(params, rng, n_bins))).collect();
     let sep = params.separation_samples();
+    let gap = params.gap_samples();
     let max_len = params.samples(params.max_clip_s);
     let lead = params.samples(rng.gen_range(params.edge_silence_s.0..=params.edge_silence_s.1));
     let tail = params.samples(rng.gen_range(params.edge_silence_s.0..=params.edge_silence_s.1));
@@ -496,7 +532,7 @@ fn try_plan(
                     }
                     let cand = rng.gen_range(lo..=hi);
                     let overlap_prev = (cand + length).min(prev.offset()) - cand.max(prev.onset);
-                    if cand >= 0 && overlap_prev > sep && separated(cand, cand + length, &placed, sep) {
+                    if cand >= 0 && overlap_prev > sep && separated(cand, cand + length, &placed, sep, gap) {
                         onset = Some(cand);
                         any_overlap = true;
                         break;
@@ -640,6 +676,33 @@ mod tests {
         assert!(err.to_string().contains("duration bins 0 and 1"), "{err}");
         let err = plan_corpus(&PlanParams::default(), &natives(5, 16_000), 1, 10, 0.4).unwrap_err();
         assert!(err.to_string().contains("exceeds the 5 atoms"), "{err}");
+    }
+
+    #[test]
+    fn a_room_tail_widens_gaps_and_is_refused_when_it_breaks_a_threshold() {
+        let mut params = PlanParams { tail_s: 0.2, gap_s: (0.8, 1.4), ..PlanParams::default() };
+        let nat = natives(200, 16_000);
+        let plans = plan_corpus(&params, &nat, 3, 400, 0.4).unwrap();
+        let gap = params.gap_samples();
+        for p in &plans {
+            check_clip(&params, p);
+            for (i, a) in p.events.iter().enumerate() {
+                for b in &p.events[i + 1..] {
+                    let ov = a.offset().min(b.offset()) - a.onset.max(b.onset);
+                    assert!(ov > 0 || ov < -gap, "gap {ov} within 2m + guard + tail");
+                }
+            }
+        }
+        let json = serde_json::to_string(&params).unwrap();
+        assert!(json.contains("\"tail_s\":0.2"));
+        assert!(!serde_json::to_string(&PlanParams::default()).unwrap().contains("tail_s"));
+        params.tail_s = 0.3;
+        let err = plan_corpus(&params, &nat, 3, 10, 0.4).unwrap_err().to_string();
+        assert!(err.contains("room tail of 0.300 s breaks the duration threshold"), "{err}");
+        params.tail_s = 0.2;
+        params.gap_s = (0.6, 1.2);
+        let err = plan_corpus(&params, &nat, 3, 10, 0.4).unwrap_err().to_string();
+        assert!(err.contains("2*margin+guard+tail_s"), "{err}");
     }
 
     #[test]

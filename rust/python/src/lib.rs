@@ -12,6 +12,7 @@ mod mix;
 mod plan;
 mod rank;
 mod resample;
+mod scene;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -23,5 +24,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     resample::register(m)?;
     annotate::register(m)?;
     rank::register(m)?;
+    scene::register(m)?;
     Ok(())
 }

@@ -16,7 +16,11 @@ use reasonaudio_core::wav::AudioFormat;
 use crate::errors::{interruptible, AudioWriteError, ColumnTypeError, MixError};
 
 /// Borrows `obj` as a contiguous 1-D numpy array of `T`, or explains what was expected.
-fn column<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str, dtype: &str) -> PyResult<PyReadonlyArray1<'py, T>> {
+pub(crate) fn column<'py, T: Element>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    dtype: &str,
+) -> PyResult<PyReadonlyArray1<'py, T>> {
     match obj.downcast::<PyArray1<T>>() {
         Ok(a) => {
             let ro = a.readonly();
@@ -35,11 +39,11 @@ fn column<'py, T: Element>(obj: &Bound<'py, PyAny>, name: &str, dtype: &str) -> 
     }
 }
 
-fn value_error(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn value_error(e: impl std::fmt::Display) -> PyErr {
     MixError::new_err(e.to_string())
 }
 
-fn options(sample_rate: i64, fade_ms: f64, crossfade_ms: f64, ceiling: f32) -> PyResult<(u32, MixOptions)> {
+pub(crate) fn options(sample_rate: i64, fade_ms: f64, crossfade_ms: f64, ceiling: f32) -> PyResult<(u32, MixOptions)> {
     let sr = u32::try_from(sample_rate)
         .ok()
         .filter(|&s| s > 0)

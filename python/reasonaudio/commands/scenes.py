@@ -1,0 +1,78 @@
+"""`reasonaudio scenes`: render ONE plan in several named conditions (contract §5) into sibling
+benchmarks ROOT/<name> whose events, queries, qrels and mc are byte-identical."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from reasonaudio.builder import BuildConfig
+from reasonaudio.builder.run import build_conditions
+from reasonaudio.errors import UserError
+
+DEFAULT_CONDITIONS = (
+    "clean",
+    "pink_snr20=--background noise:pink --snr 20",
+    "pink_snr10=--background noise:pink --snr 10",
+    "pink_snr0=--background noise:pink --snr 0",
+    "pink_snr10_room=--background noise:pink --snr 10 --room simulated:0.3,0.6",
+)
+
+
+def parse_condition(text: str) -> tuple[str, dict | None]:
+    """'NAME' (clean) or 'NAME=--background SPEC --snr LO,HI --room SPEC'."""
+    from reasonaudio.scene import SceneConfig
+
+    name, sep, rest = text.partition("=")
+    name = name.strip()
+    if not sep or not rest.strip():
+        return name, None
+    p = argparse.ArgumentParser(prog=f"--condition {name}", add_help=False, exit_on_error=False)
+    p.add_argument("--background")
+    p.add_argument("--snr")
+    p.add_argument("--room")
+    try:
+        ns, extra = p.parse_known_args(shlex.split(rest))
+    except (argparse.ArgumentError, ValueError) as err:
+        raise UserError(f"--condition {text!r}: {err}") from None
+    if extra:
+        raise UserError(f"--condition {name}: unknown option(s) {' '.join(extra)} (a condition takes --background, --snr, --room)")
+    cfg = SceneConfig.from_options(ns.background, ns.snr, ns.room, None)
+    return name, None if cfg.is_empty else cfg.recorded()
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "scenes",
+        help="render one plan in several acoustic conditions (clean, beds at several SNRs, rooms) into sibling benchmarks",
+        description=__doc__,
+    )
+    d = BuildConfig()
+    p.add_argument("--out", required=True, help="root directory: one benchmark per condition in OUT/<name>")
+    p.add_argument("--condition", action="append", default=[], metavar="NAME[=OPTIONS]",
+                   help="a condition: NAME alone is clean; NAME='--background noise:pink --snr 10 --room simulated:0.3,0.6'. "
+                        f"Default: {'; '.join(DEFAULT_CONDITIONS)}")
+    p.add_argument("--clips", type=int, default=d.clips)
+    p.add_argument("--queries-per-task", type=int, default=d.queries_per_task)
+    p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction)
+    p.add_argument("--atoms", default=d.atoms)
+    p.add_argument("--sample-rate", type=int, default=d.sample_rate)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--format", dest="audio_format", default=d.audio_format)
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--force", action="store_true", help="replace non-empty condition directories")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    conditions = dict(parse_condition(c) for c in (args.condition or DEFAULT_CONDITIONS))
+    if len(conditions) != len(args.condition or DEFAULT_CONDITIONS):
+        raise UserError("two --condition options share a name")
+    config = BuildConfig(clips=args.clips, queries_per_task=args.queries_per_task, overlap_fraction=args.overlap_fraction,
+                         atoms=args.atoms, sample_rate=args.sample_rate, seed=args.seed, audio_format=args.audio_format,
+                         threads=args.threads)
+    built = build_conditions(args.out, config, conditions, force=args.force, progress=not args.quiet)
+    for name, b in built.items():
+        print(f"built {b}: condition {name}, {b.manifest['counts']['clips']} clips, {b.manifest['counts']['queries']} queries")
+    return 0

@@ -1,0 +1,52 @@
+"""Per-clip and per-event scene draws. Clip i's bed, bed start, SNR and room come from
+numpy.random.default_rng([seed, 0x5CE7E, stream, i]), one stream per feature, so a clip's bed is
+the same whether or not a room is used (one plan, many conditions) and nothing depends on threads,
+shards or other clips. SNRs are rounded to 0.1 dB; pitch draws to the core's speed grid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reasonaudio import _core
+
+_BED, _ROOM, _PITCH = 1, 2, 3
+
+
+@dataclass
+class SceneDraws:
+    clip_bed: np.ndarray  # int32, -1 none
+    clip_bed_start: np.ndarray  # int64
+    clip_snr_db: np.ndarray  # float32 (NaN without bed)
+    clip_room: np.ndarray  # int32, -1 none
+    ev_speed: np.ndarray  # uint32 over SPEED_DEN (empty: unchanged)
+
+    def slice(self, lo: int, hi: int, e0: int, e1: int) -> SceneDraws:
+        return SceneDraws(self.clip_bed[lo:hi], self.clip_bed_start[lo:hi], self.clip_snr_db[lo:hi], self.clip_room[lo:hi],
+                          self.ev_speed[e0:e1] if self.ev_speed.size else self.ev_speed)
+
+
+def draw(seed: int, clip_event_ptr: np.ndarray, bed_lengths: list[int], snr_db: tuple[float, float] | None,
+         n_rooms: int, pitch: tuple[float, float] | None) -> SceneDraws:
+    n = len(clip_event_ptr) - 1
+    bed = np.full(n, -1, np.int32)
+    start = np.zeros(n, np.int64)
+    snr = np.full(n, np.nan, np.float32)
+    room = np.full(n, -1, np.int32)
+    ptr = np.asarray(clip_event_ptr, np.int64)
+    speed = np.full(int(ptr[-1]), _core.SPEED_DEN, np.uint32) if pitch else np.zeros(0, np.uint32)
+    for i in range(n):
+        if bed_lengths:
+            r = np.random.default_rng([seed, 0x5CE7E, _BED, i])
+            b = int(r.integers(len(bed_lengths)))
+            bed[i], start[i] = b, int(r.integers(bed_lengths[b]))
+            lo, hi = snr_db  # type: ignore[misc]
+            snr[i] = lo if lo == hi else round(float(r.uniform(lo, hi)), 1)
+        if n_rooms:
+            room[i] = int(np.random.default_rng([seed, 0x5CE7E, _ROOM, i]).integers(n_rooms))
+        if pitch:
+            k = int(ptr[i + 1] - ptr[i])
+            semis = np.random.default_rng([seed, 0x5CE7E, _PITCH, i]).uniform(pitch[0], pitch[1], k)
+            speed[ptr[i]:ptr[i + 1]] = [_core.speed_for_semitones(float(s)) for s in semis]
+    return SceneDraws(bed, start, snr, room, speed)

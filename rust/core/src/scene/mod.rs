@@ -1,0 +1,13 @@
+//! Acoustic scenes (contract §5): background beds, rooms, and pitch/tempo.
+//!
+//! A scene changes how a clip sounds, never what it means: events keep their dry extents and the
+//! renderer ([`render::render_corpus_scene`]) records what it did (bed gain, every event's SNR).
+//! - [`bed`]: generated noise textures, fitting a bed to a clip, the per-clip bed gain;
+//! - [`room`]: impulse-response preparation, `tail_s`, FFT convolution;
+//! - [`render`]: rendering clips and corpora in a scene (stems, per-event SNR report);
+//! - [`stretch`]: varispeed (pitch and tempo together) in integer-sample lengths.
+
+pub mod bed;
+pub mod render;
+pub mod room;
+pub mod stretch;

@@ -1,0 +1,706 @@
+//! Rendering clips in a scene: the clean mixer's events, each optionally played at another speed
+//! and convolved with its clip's room, plus a background bed at the gain that makes every event's
+//! SNR at least the clip's `background_snr_db` (contract §5), then the mixer's linear limiter.
+//!
+//! Per event, in order: its atom (varispeed when `ev_speed != SPEED_DEN`), looped/trimmed and
+//! faded exactly as [`crate::mix::render_event`] does, scaled by its gain; with a room, convolved
+//! with the room's prepared response (its wet signal starts at the dry onset and rings on after
+//! the dry offset, cut at the clip end); its energy `E_i` over its dry extent is measured on that
+//! signal; it is added into the clip. Each event is convolved on its own, not the events' sum,
+//! because §5's inequality is about each event's own signal. Then the bed (see
+//! [`crate::scene::bed`]) at its gain is added, and the whole clip limited.
+//!
+//! A clip with no bed, no room and unchanged speeds goes through exactly the clean mixer's
+//! arithmetic: its bytes equal [`crate::mix::render_corpus`]'s (tested).
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::cancel::Cancel;
+use crate::mix::{
+    check_event, db_to_gain, peak_and_finite, render_event, AtomBank, Curves, EventColumns, EventSpan, MixError,
+    MixOptions, Where,
+};
+use crate::scene::bed::{self, SNR_HEADROOM_DB};
+use crate::scene::room::Convolver;
+use crate::scene::stretch::{self, SPEED_DEN, SPEED_MAX, SPEED_MIN};
+use crate::wav::{self, AudioFormat};
+
+/// The scene inputs of a corpus (or of one clip, with one-element clip columns).
+#[derive(Clone, Copy, Debug)]
+pub struct SceneColumns<'a> {
+    /// Unit-level bed sources.
+    pub beds: AtomBank<'a>,
+    /// Prepared room responses ([`crate::scene::room::prepare_ir`]).
+    pub rooms: AtomBank<'a>,
+    /// Per clip: index into `beds`, or -1 for no bed.
+    pub clip_bed: &'a [i32],
+    /// Per clip: the sample of the bed's loop at which the clip starts (`< len(bed source)`).
+    pub clip_bed_start: &'a [i64],
+    /// Per clip: the target SNR s in dB (finite where the clip has a bed; ignored otherwise).
+    pub clip_snr_db: &'a [f32],
+    /// Per clip: index into `rooms`, or -1 for a dry clip.
+    pub clip_room: &'a [i32],
+    /// Per event: playback speed numerator over [`SPEED_DEN`]; empty means every event unchanged.
+    pub ev_speed: &'a [u32],
+}
+
+/// What the scene renderer reports for one clip.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SceneClipStats {
+    /// Largest absolute sample before the limiter.
+    pub peak: f32,
+    /// The limiter's linear factor.
+    pub gain: f32,
+    /// The bed's linear gain before the limiter (0 with no bed).
+    pub bed_gain: f32,
+}
+
+/// The scene renderer's report: per clip, and every event's SNR (dB, before quantisation;
+/// +inf where the clip has no bed or the bed is silent over the event).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneReport {
+    pub clips: Vec<SceneClipStats>,
+    pub event_snr_db: Vec<f32>,
+}
+
+/// One clip rendered with its stems (what tests, the listening page and augmentation use).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneRendered {
+    /// The limited mix.
+    pub audio: Vec<f32>,
+    /// Every event's own (wet) signal, before the limiter, one stem per event.
+    pub event_stems: Vec<Vec<f32>>,
+    /// The bed at its gain, before the limiter (all zeros with no bed).
+    pub bed: Vec<f32>,
+    pub stats: SceneClipStats,
+    pub event_snr_db: Vec<f32>,
+}
+
+#[derive(Default, Debug)]
+struct SceneScratch {
+    event: Vec<f32>,
+    wet: Vec<f32>,
+    material: Vec<f32>,
+    bed: Vec<f32>,
+    clip: Vec<f32>,
+    energies: Vec<f64>,
+    extents: Vec<(usize, usize)>,
+    bytes: Vec<u8>,
+    conv: Convolver,
+}
+
+/// Curves for the bed's loop: the mix's crossfade, no boundary fade (the bed is faded at the clip
+/// edges instead).
+fn loop_curves(opts: &MixOptions) -> Result<Curves, MixError> {
+    Curves::new(MixOptions { fade: 0, ..*opts })
+}
+
+fn scene_err(clip: usize, what: String) -> MixError {
+    MixError::Scene(format!("clip {clip}: {what}"))
+}
+
+/// One loop period of every bed source that some clip uses (shared, read-only, computed once).
+fn bed_periods(scene: &SceneColumns, bed_curves: &Curves) -> Vec<Vec<f32>> {
+    let mut used = vec![false; scene.beds.len()];
+    for &b in scene.clip_bed {
+        if b >= 0 {
+            used[b as usize] = true;
+        }
+    }
+    (0..scene.beds.len())
+        .into_par_iter()
+        .map(|b| match scene.beds.atom(b) {
+            Some(s) if used[b] && !s.is_empty() => bed::loop_period(s, bed_curves),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// Checks every scene column against the plan before anything is rendered.
+fn check_scene(scene: &SceneColumns, n_clips: usize, n_events: usize) -> Result<(), MixError> {
+    let cols = [
+        ("clip_bed", scene.clip_bed.len()),
+        ("clip_bed_start", scene.clip_bed_start.len()),
+        ("clip_snr_db", scene.clip_snr_db.len()),
+        ("clip_room", scene.clip_room.len()),
+    ];
+    for (name, len) in cols {
+        if len != n_clips {
+            return Err(MixError::Scene(format!("{name} has {len} values for {n_clips} clips")));
+        }
+    }
+    if !scene.ev_speed.is_empty() && scene.ev_speed.len() != n_events {
+        return Err(MixError::Scene(format!(
+            "ev_speed has {} values for {n_events} events (pass an empty array for none)",
+            scene.ev_speed.len()
+        )));
+    }
+    if let Some((row, &k)) = scene.ev_speed.iter().enumerate().find(|(_, &k)| !(SPEED_MIN..=SPEED_MAX).contains(&k)) {
+        return Err(MixError::Scene(format!(
+            "event row {row}: speed {k}/{SPEED_DEN} is outside [{SPEED_MIN}, {SPEED_MAX}]/{SPEED_DEN}"
+        )));
+    }
+    for clip in 0..n_clips {
+        let b = scene.clip_bed[clip];
+        if b >= 0 {
+            let source = scene.beds.atom(b as usize).filter(|s| !s.is_empty()).ok_or_else(|| {
+                scene_err(clip, format!("bed {b} is not a non-empty source of the {}", scene.beds.len()))
+            })?;
+            let start = scene.clip_bed_start[clip];
+            if start < 0 || start as usize >= source.len() {
+                return Err(scene_err(clip, format!("bed start {start} outside [0, {})", source.len())));
+            }
+            let s = scene.clip_snr_db[clip];
+            if !s.is_finite() {
+                return Err(scene_err(clip, format!("background_snr_db must be finite, got {s}")));
+            }
+        } else if b != -1 {
+            return Err(scene_err(clip, format!("bed index {b} (use -1 for none)")));
+        }
+        let r = scene.clip_room[clip];
+        if r >= 0 {
+            if scene.rooms.atom(r as usize).is_none_or(|h| h.is_empty()) {
+                return Err(scene_err(
+                    clip,
+                    format!("room {r} is not a non-empty response of the {}", scene.rooms.len()),
+                ));
+            }
+        } else if r != -1 {
+            return Err(scene_err(clip, format!("room index {r} (use -1 for none)")));
+        }
+    }
+    Ok(())
+}
+
+/// Renders clip `clip` into `scratch.clip`; `rows` are its event rows. With `stems`, pushes every
+/// event's wet signal (clip-length) and leaves the scaled bed in `scratch.bed`.
+#[allow(clippy::too_many_arguments)]
+fn render_scene_into(
+    bank: &AtomBank,
+    events: &[EventSpan],
+    speeds: &[u32],
+    clip_length: i64,
+    curves: &Curves,
+    scene: &SceneColumns,
+    periods: &[Vec<f32>],
+    clip: usize,
+    first_row: usize,
+    scratch: &mut SceneScratch,
+    snr_out: &mut Vec<f32>,
+    mut stems: Option<&mut Vec<Vec<f32>>>,
+) -> Result<SceneClipStats, MixError> {
+    if clip_length < 0 {
+        return Err(MixError::BadClipLength { clip, length: clip_length });
+    }
+    let n = clip_length as usize;
+    let SceneScratch { event, wet, material, bed, clip: out, energies, extents, conv, .. } = scratch;
+    out.clear();
+    out.resize(n, 0.0);
+    energies.clear();
+    extents.clear();
+    let room = scene.clip_room[clip];
+    let response = (room >= 0).then(|| scene.rooms.atom(room as usize).expect("checked"));
+    for (i, ev) in events.iter().enumerate() {
+        let atom = check_event(bank, ev, clip_length, Where { clip, event: i, row: first_row + i })?;
+        let (onset, length) = (ev.onset as usize, ev.length as usize);
+        let k = speeds.get(i).copied().unwrap_or(SPEED_DEN);
+        let source: &[f32] = if k == SPEED_DEN {
+            atom
+        } else {
+            *material = stretch::varispeed(atom, k).map_err(|e| scene_err(clip, format!("event {i}: {e}")))?;
+            if material.is_empty() {
+                return Err(scene_err(clip, format!("event {i}: the atom is empty at speed {k}/{SPEED_DEN}")));
+            }
+            material
+        };
+        event.resize(length, 0.0);
+        let buf = &mut event[..length];
+        render_event(source, curves, buf);
+        let g = db_to_gain(ev.gain_db);
+        // Scaling first and adding afterwards is the clean mixer's `y += g * x`, operation for operation.
+        buf.iter_mut().for_each(|x| *x *= g);
+        let signal: &[f32] = match response {
+            Some(h) => {
+                let wet_len = (length + h.len() - 1).min(n - onset);
+                wet.resize(wet_len, 0.0);
+                conv.convolve(buf, h, room as usize, &mut wet[..wet_len]);
+                &wet[..wet_len]
+            }
+            None => buf,
+        };
+        energies.push(bed::energy(&signal[..length]));
+        extents.push((onset, onset + length));
+        for (y, &x) in out[onset..onset + signal.len()].iter_mut().zip(signal) {
+            *y += x;
+        }
+        if let Some(stems) = stems.as_deref_mut() {
+            let mut stem = vec![0f32; n];
+            stem[onset..onset + signal.len()].copy_from_slice(signal);
+            stems.push(stem);
+        }
+    }
+    let b = scene.clip_bed[clip];
+    let mut bed_gain = 0f32;
+    bed.clear();
+    if b >= 0 {
+        let source = scene.beds.atom(b as usize).expect("checked");
+        bed.resize(n, 0.0);
+        bed::fill_bed_periodic(source, &periods[b as usize], scene.clip_bed_start[clip] as usize, curves, bed);
+        let s = f64::from(scene.clip_snr_db[clip]);
+        let bed_e: Vec<f64> = extents.iter().map(|&(a, z)| bed::energy(&bed[a..z])).collect();
+        let mut g = bed::bed_gain(energies, &bed_e, s) as f32;
+        // Re-measure on the f32 samples actually mixed; the f32 rounding of the gain or of the
+        // products can cost a few 1e-7 dB, so shrink until every event is at or above the aim.
+        let aim = s + SNR_HEADROOM_DB;
+        for _ in 0..64 {
+            let worst = extents
+                .iter()
+                .zip(energies.iter())
+                .map(|(&(a, z), &e)| bed::snr_db(e, bed[a..z].iter().map(|&x| f64::from(g * x).powi(2)).sum()))
+                .fold(f64::INFINITY, f64::min);
+            if worst >= aim {
+                break;
+            }
+            g *= 1.0 - 1e-5;
+        }
+        bed.iter_mut().for_each(|x| *x *= g);
+        bed_gain = g;
+        for (&(a, z), &e) in extents.iter().zip(energies.iter()) {
+            snr_out.push(bed::snr_db(e, bed::energy(&bed[a..z])) as f32);
+        }
+        for (y, &x) in out.iter_mut().zip(bed.iter()) {
+            *y += x;
+        }
+    } else {
+        snr_out.extend(std::iter::repeat_n(f32::INFINITY, events.len()));
+    }
+    let (peak, finite) = peak_and_finite(out);
+    if !finite {
+        return Err(MixError::NonFinite { clip });
+    }
+    let ceiling = curves.options().ceiling;
+    let gain = if peak > ceiling { ceiling / peak } else { 1.0 };
+    if gain != 1.0 {
+        out.iter_mut().for_each(|x| *x *= gain);
+    }
+    Ok(SceneClipStats { peak, gain, bed_gain })
+}
+
+/// Renders one clip in a scene (its columns are one-element: clip 0) and returns its stems.
+pub fn render_clip_scene(
+    bank: &AtomBank,
+    events: &[EventSpan],
+    speeds: &[u32],
+    clip_length: i64,
+    scene: &SceneColumns,
+    opts: &MixOptions,
+) -> Result<SceneRendered, MixError> {
+    if !speeds.is_empty() && speeds.len() != events.len() {
+        return Err(MixError::Scene(format!("{} speeds for {} events", speeds.len(), events.len())));
+    }
+    let scene = SceneColumns { ev_speed: speeds, ..*scene };
+    check_scene(&scene, 1, events.len())?;
+    let curves = Curves::new(*opts)?;
+    let bed_curves = loop_curves(opts)?;
+    let periods = bed_periods(&scene, &bed_curves);
+    let mut scratch = SceneScratch::default();
+    let mut snr = Vec::new();
+    let mut stems = Vec::new();
+    let stats = render_scene_into(
+        bank,
+        events,
+        speeds,
+        clip_length,
+        &curves,
+        &scene,
+        &periods,
+        0,
+        0,
+        &mut scratch,
+        &mut snr,
+        Some(&mut stems),
+    )?;
+    Ok(SceneRendered {
+        audio: std::mem::take(&mut scratch.clip),
+        event_stems: stems,
+        bed: if scene.clip_bed[0] >= 0 { std::mem::take(&mut scratch.bed) } else { vec![0.0; clip_length as usize] },
+        stats,
+        event_snr_db: snr,
+    })
+}
+
+/// Renders and writes every clip of a corpus in its scene ([`crate::mix::render_corpus`] plus the
+/// scene columns). Everything is validated before any file is written; work runs on a local pool
+/// of `threads` threads (0 = all cores), output bytes do not depend on it; `cancel` is checked
+/// before each clip.
+#[allow(clippy::too_many_arguments)]
+pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
+    bank: &AtomBank,
+    events: &EventColumns,
+    clip_lengths: &[i64],
+    scene: &SceneColumns,
+    paths: &[P],
+    sample_rate: u32,
+    format: AudioFormat,
+    opts: &MixOptions,
+    threads: usize,
+    cancel: Cancel<'_>,
+) -> Result<SceneReport, MixError> {
+    let n_clips = clip_lengths.len();
+    if paths.len() != n_clips {
+        return Err(MixError::PathCount(n_clips, paths.len()));
+    }
+    let curves = Curves::new(*opts)?;
+    let bed_curves = loop_curves(opts)?;
+    let bounds = events.clip_bounds(n_clips)?;
+    check_scene(scene, n_clips, events.len())?;
+    for (clip, &clip_length) in clip_lengths.iter().enumerate() {
+        if clip_length < 0 {
+            return Err(MixError::BadClipLength { clip, length: clip_length });
+        }
+        for row in bounds[clip]..bounds[clip + 1] {
+            let at = Where { clip, event: row - bounds[clip], row };
+            check_event(bank, &events.row(row), clip_length, at)?;
+        }
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| MixError::ThreadPool(e.to_string()))?;
+    let periods = pool.install(|| bed_periods(scene, &bed_curves));
+    let per_clip: Vec<(SceneClipStats, Vec<f32>)> = pool.install(|| {
+        (0..n_clips)
+            .into_par_iter()
+            .map_init(SceneScratch::default, |scratch, clip| {
+                if cancel.is_set() {
+                    return Err(MixError::Cancelled);
+                }
+                let rows = bounds[clip]..bounds[clip + 1];
+                let evs: Vec<EventSpan> = rows.clone().map(|r| events.row(r)).collect();
+                let speeds = if scene.ev_speed.is_empty() { &[][..] } else { &scene.ev_speed[rows.clone()] };
+                let mut snr = Vec::with_capacity(evs.len());
+                let stats = render_scene_into(
+                    bank,
+                    &evs,
+                    speeds,
+                    clip_lengths[clip],
+                    &curves,
+                    scene,
+                    &periods,
+                    clip,
+                    rows.start,
+                    scratch,
+                    &mut snr,
+                    None,
+                )?;
+                let write_err = |source| MixError::Write { clip, source };
+                wav::encode(format, &scratch.clip, sample_rate, &mut scratch.bytes).map_err(write_err)?;
+                wav::write_atomic(paths[clip].as_ref(), &scratch.bytes).map_err(write_err)?;
+                Ok((stats, snr))
+            })
+            .collect::<Result<_, MixError>>()
+    })?;
+    let mut report = SceneReport { clips: Vec::with_capacity(n_clips), event_snr_db: Vec::with_capacity(events.len()) };
+    for (stats, snr) in per_clip {
+        report.clips.push(stats);
+        report.event_snr_db.extend(snr);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mix::{numbered_paths, render_corpus};
+    use crate::scene::bed::{noise, Texture};
+    use crate::scene::room::{prepare_ir, tail_s};
+    use rand::Rng;
+    use std::fs;
+
+    fn tmpdir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("reasonaudio-scene-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// Three atoms (a tone, a noise burst, a decaying click train), 16 clips.
+    #[allow(clippy::type_complexity)]
+    fn corpus() -> (Vec<f32>, Vec<u64>, Vec<u32>, Vec<u32>, Vec<i64>, Vec<i64>, Vec<f32>, Vec<i64>) {
+        let mut rng = crate::plan::rng_for(9, 9);
+        let mut audio: Vec<f32> = (0..4000).map(|i| 0.5 * (i as f32 * 0.07).sin()).collect();
+        audio.extend((0..6000).map(|_| rng.gen_range(-0.3f32..0.3)));
+        audio.extend((0..3000).map(|i| if i % 400 == 0 { 0.9 } else { 0.0 }));
+        let offsets = vec![0u64, 4000, 10_000, 13_000];
+        let (mut c, mut a, mut o, mut l, mut g) = (vec![], vec![], vec![], vec![], vec![]);
+        for clip in 0..16u32 {
+            for e in 0..(2 + clip % 3) {
+                c.push(clip);
+                a.push((clip + e) % 3);
+                o.push(1000 + i64::from(e) * 9000 + i64::from(clip % 2) * 3000 * i64::from(e));
+                l.push(3000 + i64::from((clip * 7 + e * 311) % 5000));
+                g.push(-2.0 * e as f32);
+            }
+        }
+        let lens = vec![60_000i64; 16];
+        (audio, offsets, c, a, o, l, g, lens)
+    }
+
+    fn room_bank(sr: u32) -> (Vec<f32>, Vec<u64>) {
+        let mut rng = crate::plan::rng_for(4, 4);
+        let mut audio = Vec::new();
+        let mut offsets = vec![0u64];
+        for rt60 in [0.3f64, 0.6] {
+            let a = 1000f64.ln() / (rt60 * f64::from(sr));
+            let mut raw = vec![0.0f32; 40];
+            raw.push(1.0);
+            raw.extend(
+                (1..(rt60 * f64::from(sr)) as usize)
+                    .map(|k| ((-a * k as f64).exp() as f32) * rng.gen_range(-0.6f32..0.6)),
+            );
+            audio.extend(prepare_ir(&raw).unwrap());
+            offsets.push(audio.len() as u64);
+        }
+        (audio, offsets)
+    }
+
+    fn bed_bank() -> (Vec<f32>, Vec<u64>) {
+        let mut audio = noise(Texture::Pink, 25_000, 1, 0);
+        audio.extend(noise(Texture::Brown, 50_000, 1, 1));
+        (audio, vec![0, 25_000, 75_000])
+    }
+
+    #[test]
+    fn every_event_meets_its_snr_on_the_rendered_stems() {
+        let (audio, offsets, c, a, o, l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let (rooms_audio, rooms_off) = room_bank(16_000);
+        let (beds_audio, beds_off) = bed_bank();
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let bounds = cols.clip_bounds(lens.len()).unwrap();
+        let opts = MixOptions::default();
+        for clip in 0..lens.len() {
+            let evs: Vec<EventSpan> = (bounds[clip]..bounds[clip + 1]).map(|r| cols.row(r)).collect();
+            let speeds: Vec<u32> = (0..evs.len()).map(|i| [200u32, 150, 260][(clip + i) % 3]).collect();
+            for (room, snr) in [(-1i32, 10.0f32), (0, 0.0), (1, 20.0), (clip as i32 % 2, -5.0)] {
+                let scene = SceneColumns {
+                    beds: AtomBank::new(&beds_audio, &beds_off).unwrap(),
+                    rooms: AtomBank::new(&rooms_audio, &rooms_off).unwrap(),
+                    clip_bed: &[(clip % 2) as i32],
+                    clip_bed_start: &[(clip as i64 * 1237) % 25_000],
+                    clip_snr_db: &[snr],
+                    clip_room: &[room],
+                    ev_speed: &[],
+                };
+                let r = render_clip_scene(&bank, &evs, &speeds, lens[clip], &scene, &opts).unwrap();
+                let mut worst = f64::INFINITY;
+                for (i, ev) in evs.iter().enumerate() {
+                    let (s, z) = (ev.onset as usize, (ev.onset + ev.length) as usize);
+                    // Recomputed from the stems, independently of the renderer's figures; the
+                    // event stem is its own wet signal, the bed stem the bed at its gain.
+                    let e = bed::energy(&r.event_stems[i][s..z]);
+                    let b = bed::energy(&r.bed[s..z]);
+                    let got = 10.0 * (e / b).log10();
+                    assert!(got >= f64::from(snr), "clip {clip} room {room} event {i}: {got} < {snr}");
+                    assert!((got - f64::from(r.event_snr_db[i])).abs() < 1e-3);
+                    // Through the limiter (one gain) and 16-bit quantisation, as written.
+                    let q = |x: &[f32]| -> f64 {
+                        x.iter().map(|&v| f64::from(wav::quantize_i16(v * r.stats.gain)).powi(2)).sum()
+                    };
+                    let after = 10.0 * (q(&r.event_stems[i][s..z]) / q(&r.bed[s..z])).log10();
+                    assert!(after >= f64::from(snr), "quantised: {after} < {snr}");
+                    worst = worst.min(got);
+                }
+                // The bed is as loud as allowed: the tightest event sits at s + headroom (to 0.1 dB).
+                assert!((worst - f64::from(snr)).abs() < 0.1, "clip {clip}: worst {worst} vs {snr}");
+                assert!(worst >= f64::from(snr) + SNR_HEADROOM_DB - 1e-6);
+                // The mix is the sum of its stems, limited.
+                for j in (0..r.audio.len()).step_by(97) {
+                    let sum: f32 = r.event_stems.iter().map(|s| s[j]).sum::<f32>() + r.bed[j];
+                    assert!((sum * r.stats.gain - r.audio[j]).abs() < 1e-5);
+                }
+                assert!(r.audio.iter().all(|x| x.is_finite() && x.abs() <= opts.ceiling));
+                // Outside every event and tail the audio is the bed alone.
+                let tail = if room >= 0 { scene.rooms.atom(room as usize).unwrap().len() } else { 0 };
+                let end = evs.iter().map(|e| (e.onset + e.length) as usize + tail).max().unwrap();
+                let start = evs.iter().map(|e| e.onset as usize).min().unwrap();
+                for j in (0..start).chain(end.min(r.audio.len())..r.audio.len()) {
+                    assert_eq!(r.audio[j], r.bed[j] * r.stats.gain);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_scene_renders_the_clean_bytes_and_threads_do_not_matter() {
+        let (audio, offsets, c, a, o, l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let (rooms_audio, rooms_off) = room_bank(16_000);
+        let (beds_audio, beds_off) = bed_bank();
+        let n = lens.len();
+        let opts = MixOptions::default();
+        let none = vec![-1i32; n];
+        let zeros = vec![0i64; n];
+        let snr = vec![f32::NAN; n];
+        let clean_scene = SceneColumns {
+            beds: AtomBank::new(&beds_audio, &beds_off).unwrap(),
+            rooms: AtomBank::new(&rooms_audio, &rooms_off).unwrap(),
+            clip_bed: &none,
+            clip_bed_start: &zeros,
+            clip_snr_db: &snr,
+            clip_room: &none,
+            ev_speed: &[],
+        };
+        let d = tmpdir("clean");
+        let p1 = numbered_paths(&d, "a", n, AudioFormat::Wav16);
+        let p2 = numbered_paths(&d, "b", n, AudioFormat::Wav16);
+        render_corpus(&bank, &cols, &lens, &p1, 16000, AudioFormat::Wav16, &opts, 2).unwrap();
+        render_corpus_scene(&bank, &cols, &lens, &clean_scene, &p2, 16000, AudioFormat::Wav16, &opts, 2, Cancel::NEVER)
+            .unwrap();
+        for (x, y) in p1.iter().zip(&p2) {
+            assert_eq!(fs::read(x).unwrap(), fs::read(y).unwrap());
+        }
+        // A full scene: byte-identical across thread counts.
+        let beds: Vec<i32> = (0..n as i32).map(|c| c % 3 - 1).collect();
+        let rooms: Vec<i32> = (0..n as i32).map(|c| (c + 1) % 3 - 1).collect();
+        let starts: Vec<i64> = (0..n as i64).map(|c| c * 1111 % 25_000).collect();
+        let snrs: Vec<f32> = (0..n).map(|c| c as f32 - 5.0).collect();
+        let speeds: Vec<u32> = (0..c.len()).map(|i| [200u32, 180, 230][i % 3]).collect();
+        let scene = SceneColumns {
+            clip_bed: &beds,
+            clip_bed_start: &starts,
+            clip_snr_db: &snrs,
+            clip_room: &rooms,
+            ev_speed: &speeds,
+            ..clean_scene
+        };
+        let mut outs = Vec::new();
+        for threads in [1usize, 2, 3] {
+            let p = numbered_paths(&d, &format!("t{threads}-"), n, AudioFormat::Flac16);
+            let rep = render_corpus_scene(
+                &bank,
+                &cols,
+                &lens,
+                &scene,
+                &p,
+                16000,
+                AudioFormat::Flac16,
+                &opts,
+                threads,
+                Cancel::NEVER,
+            )
+            .unwrap();
+            outs.push((rep, p.iter().map(|x| fs::read(x).unwrap()).collect::<Vec<_>>()));
+        }
+        assert_eq!(outs[0], outs[1]);
+        assert_eq!(outs[0], outs[2]);
+        let rep = &outs[0].0;
+        assert_eq!(rep.event_snr_db.len(), c.len());
+        for (row, &clip) in c.iter().enumerate() {
+            if beds[clip as usize] >= 0 {
+                assert!(rep.event_snr_db[row] >= snrs[clip as usize], "row {row}");
+            } else {
+                assert!(rep.event_snr_db[row].is_infinite());
+            }
+        }
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn bad_scene_columns_are_refused_before_writing() {
+        let (audio, offsets, c, a, o, l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let (beds_audio, beds_off) = bed_bank();
+        let n = lens.len();
+        let d = tmpdir("bad");
+        let paths = numbered_paths(&d, "x", n, AudioFormat::Wav16);
+        let none = vec![-1i32; n];
+        let zeros = vec![0i64; n];
+        let snr = vec![10f32; n];
+        let base = SceneColumns {
+            beds: AtomBank::new(&beds_audio, &beds_off).unwrap(),
+            rooms: AtomBank::new(&[], &[0]).unwrap(),
+            clip_bed: &none,
+            clip_bed_start: &zeros,
+            clip_snr_db: &snr,
+            clip_room: &none,
+            ev_speed: &[],
+        };
+        let mut bad_bed = none.clone();
+        bad_bed[3] = 2;
+        let mut bad_room = none.clone();
+        bad_room[4] = 0;
+        let mut nan = snr.clone();
+        nan[5] = f32::NAN;
+        let mut one_bed = none.clone();
+        one_bed[5] = 0;
+        let mut far = zeros.clone();
+        far[6] = 25_000;
+        let mut bed6 = none.clone();
+        bed6[6] = 0;
+        let speeds = vec![500u32; c.len()];
+        let cases: Vec<(SceneColumns, &str)> = vec![
+            (SceneColumns { clip_bed: &bad_bed, ..base }, "clip 3: bed 2"),
+            (SceneColumns { clip_room: &bad_room, ..base }, "clip 4: room 0"),
+            (
+                SceneColumns { clip_bed: &one_bed, clip_snr_db: &nan, ..base },
+                "clip 5: background_snr_db must be finite",
+            ),
+            (SceneColumns { clip_bed: &bed6, clip_bed_start: &far, ..base }, "clip 6: bed start 25000"),
+            (SceneColumns { ev_speed: &speeds, ..base }, "speed 500/200"),
+            (SceneColumns { clip_room: &none[1..], ..base }, "clip_room has 15 values for 16 clips"),
+        ];
+        for (scene, want) in cases {
+            let e = render_corpus_scene(
+                &bank,
+                &cols,
+                &lens,
+                &scene,
+                &paths,
+                16000,
+                AudioFormat::Wav16,
+                &MixOptions::default(),
+                1,
+                Cancel::NEVER,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains(want), "{e} (want {want})");
+        }
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 0);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn room_tails_ring_after_the_dry_offset_and_not_before_the_onset() {
+        let sr = 16_000;
+        let (rooms_audio, rooms_off) = room_bank(sr);
+        let rooms = AtomBank::new(&rooms_audio, &rooms_off).unwrap();
+        for r in 0..2 {
+            let t = tail_s(rooms.atom(r).unwrap(), sr);
+            let rt60 = [0.3, 0.6][r];
+            assert!((t - rt60 / 3.0).abs() < 0.03, "room {r}: tail {t}");
+        }
+        let audio = vec![0.5f32; 4000];
+        let bank = AtomBank::new(&audio, &[0, 4000]).unwrap();
+        let evs = [EventSpan { atom: 0, onset: 5000, length: 4000, gain_db: 0.0 }];
+        let scene = SceneColumns {
+            beds: AtomBank::new(&[], &[0]).unwrap(),
+            rooms,
+            clip_bed: &[-1],
+            clip_bed_start: &[0],
+            clip_snr_db: &[0.0],
+            clip_room: &[1],
+            ev_speed: &[],
+        };
+        let r = render_clip_scene(&bank, &evs, &[], 30_000, &scene, &MixOptions::default()).unwrap();
+        assert!(r.audio[..5000].iter().all(|&x| x == 0.0), "nothing before the dry onset");
+        assert!(r.audio[5000] != 0.0, "the wet sound starts at the dry onset");
+        let ring: f64 = bed::energy(&r.audio[9000..9000 + 1600]);
+        assert!(ring > 1e-3, "the room rings on after the dry offset ({ring})");
+    }
+}

@@ -1,0 +1,150 @@
+"""Acoustic scenes (contract §5): end-to-end builds with a bed and a room, the validator catching a
+planted fault, one plan in several conditions, bad inputs refused in one line, determinism."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import soundfile as sf
+
+from reasonaudio.builder import BuildConfig, build
+from reasonaudio.builder.run import build_conditions
+from reasonaudio.errors import UserError
+from reasonaudio.validate import validate_benchmark
+from reasonaudio.validate.scene import looped
+
+SMALL = dict(clips=40, queries_per_task=3, threads=2)
+BED = {"background": "noise:pink", "snr_db": [10.0, 10.0], "room": None, "pitch_semitones": None}
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _failed(report) -> dict[str, list[str]]:
+    return {c.name: c.examples for c in report.checks if c.violations}
+
+
+@pytest.fixture(scope="module")
+def bed_build(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("scene") / "bed"
+    build(out, BuildConfig(**SMALL, scene={**BED, "pitch_semitones": [-2.0, 2.0]}), progress=False)
+    return out
+
+
+def test_bed_build_is_v3_and_validates(bed_build):
+    import json
+
+    m = json.loads((bed_build / "manifest.json").read_text())
+    assert m["format_version"] == "3" and m["scene"]["background"] == "noise:pink"
+    clips = pl.read_parquet(bed_build / "clips.parquet")
+    assert clips["background_snr_db"].to_list() == [10.0] * clips.height
+    ev = pl.read_parquet(bed_build / "events.parquet")
+    assert ev["pitch_semitones"].abs().max() <= 2.1 and (ev["stretch"] != 1.0).any()
+    snr = pl.read_parquet(bed_build / "scene_events.parquet")["snr_db"].to_numpy()
+    assert snr.min() >= 10.0 and abs(snr.min() - 10.01) < 0.1
+    report = validate_benchmark(bed_build)
+    assert not _failed(report), _failed(report)
+
+
+def test_a_bed_6_db_too_loud_is_caught(bed_build, tmp_path):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(bed_build, bad)
+    clips = pl.read_parquet(bad / "clips.parquet")
+    row = clips.row(0, named=True)
+    source, _ = sf.read(bad / "backgrounds" / f"{row['background_id']}.wav", dtype="float32")
+    audio, sr = sf.read(bad / row["path"], dtype="float64")
+    bed = looped(source, row["background_start_sample"], len(audio), int(0.05 * sr), int(0.005 * sr))
+    # the file as a renderer that doubled the bed gain would have written it (+6.02 dB)
+    audio = audio + row["background_gain"] * row["limiter_gain"] * bed.astype(np.float64) * 32767 / 32768
+    sf.write(bad / row["path"], audio, sr, subtype="PCM_16")
+    report = validate_benchmark(bad)
+    failed = _failed(report)
+    assert "scene.snr" in failed, failed
+    assert any(row["clip_id"] in e for e in failed["scene.snr"])
+    assert set(failed) <= {"scene.snr", "layout.hashes"}, failed
+
+
+def test_one_plan_many_conditions_share_their_tables(tmp_path):
+    conds = {"clean": None, "bed0": {**BED, "snr_db": [0.0, 0.0]}, "bed_room": {**BED, "room": "simulated:0.3,0.4"}}
+    built = build_conditions(tmp_path / "c", BuildConfig(**SMALL), conds, progress=False)
+    for name in ("events", "queries", "qrels", "mc"):
+        assert len({_sha(Path(b) / f"{name}.parquet") for b in built.values()}) == 1, name
+    assert _sha(tmp_path / "c/clean/audio/clip_000000.wav") != _sha(tmp_path / "c/bed0/audio/clip_000000.wav")
+    for b in built.values():
+        report = validate_benchmark(b.path)
+        assert not _failed(report), _failed(report)
+    tails = pl.read_parquet(tmp_path / "c/bed_room/clips.parquet")["tail_s"]
+    assert tails.min() > 0 and built["clean"].manifest["params"]["plan"]["tail_s"] >= tails.max()
+
+
+def test_scene_audio_does_not_depend_on_threads(tmp_path):
+    scene = {**BED, "room": "simulated:0.3,0.3"}
+    for t in (1, 2):
+        build(tmp_path / f"t{t}", BuildConfig(**{**SMALL, "threads": t}, scene=scene), progress=False)
+    a = sorted((tmp_path / "t1/audio").iterdir())
+    assert a and all(_sha(p) == _sha(tmp_path / "t2/audio" / p.name) for p in a)
+    assert _sha(tmp_path / "t1/clips.parquet") == _sha(tmp_path / "t2/clips.parquet")
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "reasonaudio", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--background", "noise:pink", "--snr", "nan"], "--snr 'nan'"),
+        (["--background", "noise:pink", "--snr", "10,inf"], "two finite numbers"),
+        (["--background", "noise:pink", "--snr", "90"], "within -20..60"),
+        (["--snr", "10"], "give --background too"),
+        (["--background", "noise:grey", "--snr", "10"], "unknown noise 'grey'"),
+        (["--room", "simulated:0.01,0.3"], "within 0.05..3"),
+        (["--room", "simulated:1.2,1.5"], "breaks the duration threshold"),
+        (["--pitch=-30,0"], "within -12..12"),
+    ],
+)
+def test_bad_scene_inputs_are_one_line_and_write_nothing(tmp_path, extra, message):
+    r = _cli("build", "--out", str(tmp_path / "o"), "--clips", "20", "--queries-per-task", "2", "--quiet", *extra, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_bed_and_room_folders(tmp_path):
+    from reasonaudio.atoms import AtomLibrary
+    from reasonaudio.scene import load_beds, load_rooms
+
+    labels = AtomLibrary.open("procedural", sample_rate=16000).labels
+    beds = tmp_path / "beds"
+    (beds / "city_hum").mkdir(parents=True)
+    sf.write(beds / "city_hum" / "a.wav", np.random.default_rng(0).standard_normal(8000) * 0.1, 16000)
+    got = load_beds(str(beds), 16000, 0, list(labels))
+    assert [b.label for b in got] == ["city_hum"] and abs(float(np.sqrt(np.mean(got[0].audio**2))) - 0.1) < 1e-4
+    clash = tmp_path / "clash"
+    clash.mkdir()
+    sf.write(clash / f"{labels[0]}_loop.wav", np.ones(800) * 0.1, 16000)
+    with pytest.raises(UserError, match=f"clashes with the vocabulary label '{labels[0]}'"):
+        load_beds(str(clash), 16000, 0, list(labels))
+    irs = tmp_path / "irs"
+    irs.mkdir()
+    with pytest.raises(UserError, match="no impulse response"):
+        load_rooms(str(irs), 16000, 0)
+    k = np.arange(4800)
+    ir = np.exp(-k / 480.0) * np.random.default_rng(1).standard_normal(4800)
+    sf.write(irs / "r.wav", np.stack([ir, -ir], axis=1) * 0.3, 48000)  # stereo, 48 kHz: first channel, resampled
+    (room,) = load_rooms(str(irs), 16000, 0)
+    rt60 = 480.0 / 48000 * np.log(1000.0)  # amplitude falls 60 dB in 480 ln(1000) samples
+    assert abs(room.tail_s - rt60 / 3) < 0.01, (room.tail_s, rt60 / 3)
+    (irs / "bad.wav").write_bytes(b"not audio")
+    with pytest.raises(UserError, match="bad.wav: cannot read audio"):
+        load_rooms(str(irs), 16000, 0)
