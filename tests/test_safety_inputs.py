@@ -346,7 +346,7 @@ def test_annotate_names_the_file_of_a_bad_row(corpus, tmp_path: Path, capsys):
 
 def test_contact_sheet_with_a_non_image_suffix_is_refused_up_front(tmp_path: Path, capsys):
     code, err = cli(["atoms", "show", "procedural", "--out", str(tmp_path / "sheet.txt")], capsys)
-    assert code == 2 and "expected an image file name ending in one of" in err and ".png" in err, err
+    assert code == 2 and "expected an image file name ending in .png" in err, err
 
 
 @pytest.mark.parametrize("spec, fragment", [

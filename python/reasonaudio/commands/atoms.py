@@ -24,11 +24,11 @@ def _show(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
-    # checked first: the sheet takes a while to draw, and it is a PNG carrying the tool's kind tag
-    if Path(args.out).suffix.lower() != ".png":
-        raise UserError(f"--out {args.out}: expected a PNG file name ending in .png (the contact sheet is a PNG)")
     inputs = [] if args.atoms == "procedural" else [args.atoms]
     check_not_an_input(args.out, inputs)  # before loading the library
+    # checked before drawing (it takes a while): the sheet is a PNG carrying the tool's kind tag
+    if Path(args.out).suffix.lower() != ".png":
+        raise UserError(f"--out {args.out}: expected an image file name ending in .png (the contact sheet is a PNG)")
     check_file(Path(args.out), SHEET, args.force)
     print(f"loading {args.atoms} …", file=sys.stderr, flush=True)
     lib = AtomLibrary.open(args.atoms, sample_rate=args.sample_rate)

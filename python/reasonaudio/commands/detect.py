@@ -110,6 +110,7 @@ def run_detect(args: argparse.Namespace) -> int:
 
     if args.threshold is not None and not 0.0 < args.threshold < 1.0:
         raise UserError(f"--threshold must be within (0, 1), got {args.threshold}")
+    device = _device(args.device)  # options first, then the outputs
     from reasonaudio.io.outputs import FileOutput, json_kind, output_files, parquet_kind, parquet_metadata
 
     events_kind = parquet_kind("detected events table")
@@ -124,7 +125,6 @@ def run_detect(args: argparse.Namespace) -> int:
     with output_files(outputs, inputs=inputs, force=args.force) as tmps:
         from reasonaudio.detect.infer import audio_inputs, detect
 
-        device = _device(args.device)
         detector = _load(args.model, device, not args.quiet)
         if args.threshold is not None:
             from dataclasses import replace

@@ -32,7 +32,7 @@ def _is_model_file(path: Path) -> bool:
 
     if not zipfile.is_zipfile(path):  # every torch.save file is a zip: spares importing torch
         return False
-    import torch
+    torch = torch_module()
 
     payload = torch.load(path, map_location="cpu", weights_only=True)
     return isinstance(payload, dict) and payload.get("format") == FORMAT

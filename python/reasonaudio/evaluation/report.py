@@ -252,12 +252,14 @@ def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
             label = f"{label} ({Path(path).name or seen[label]})"
         run["label"] = label
     hashes = {r["manifest_hash"] for r in runs}
-    note = (
-        "All runs share one benchmark (manifest sha256 "
-        f"`{next(iter(hashes))[:16]}…`)."
-        if len(hashes) == 1
-        else "**Warning: these runs come from different benchmarks** (manifest hashes differ); compare with care."
-    )
+    conditions = acoustic_conditions(runs)
+    if len(hashes) == 1:
+        note = f"All runs share one benchmark (manifest sha256 `{next(iter(hashes))[:16]}…`)."
+    elif conditions is not None:
+        note = (f"The runs share one plan (identical qrels) rendered in {len(conditions)} acoustic conditions "
+                f"({', '.join(conditions)}): results compare query by query.")
+    else:
+        note = "**Warning: these runs come from different benchmarks** (manifest hashes differ); compare with care."
     lines = [
         "# Retrieval comparison",
         "",
@@ -272,13 +274,89 @@ def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
         two_option_table(runs),
         "",
     ]
+    if conditions is not None:
+        lines += ["## Across acoustic conditions (Avg Acc@1 / two-option accuracy, %)", "", condition_table(runs, conditions), "",
+                  "![conditions](conditions.png)", ""]
     with output_directory(out, REPORT_KIND, inputs=paths, force=force) as tmp:
         (tmp / "report.md").write_text("\n".join(lines))
         (tmp / "comparison.json").write_text(
             json.dumps({"runs": [{"path": str(p), **r} for p, r in zip(paths, runs)]}, indent=2, sort_keys=True) + "\n"
         )
         task_bars(runs, tmp / "comparison.png")
+        if conditions is not None:
+            condition_curves(runs, conditions, tmp / "conditions.png")
     return Path(out)
+
+
+def _condition_of(run: dict) -> tuple[str, str] | None:
+    """(condition name, qrels hash) of the benchmark a run measured, where it can still be read:
+    the condition is the benchmark folder's name (`reasonaudio scenes` names them)."""
+    root = Path(str(run.get("benchmark", "")))
+    try:
+        manifest = json.loads((root / "manifest.json").read_text())
+        qrels = manifest["hashes"]["qrels.parquet"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return root.name, str(qrels)
+
+
+def acoustic_conditions(runs: Sequence[dict]) -> list[str] | None:
+    """The conditions, in first-given order, when the runs measured one plan (one qrels hash) in two
+    or more conditions (contract §5: one plan, many conditions); None otherwise."""
+    found = [_condition_of(r) for r in runs]
+    if any(f is None for f in found) or len({f[1] for f in found}) != 1:
+        return None
+    names = list(dict.fromkeys(f[0] for f in found))
+    if len(names) < 2:
+        return None
+    for run, (name, _) in zip(runs, found):
+        run["condition"] = name
+    return names
+
+
+def _avg(run: dict, which: str) -> float | None:
+    table = run["summary"]["acc@1"] if which == "acc@1" else run.get("two_option", {}).get("accuracy", {})
+    entry = table.get(AVG)
+    return None if not entry else 100 * entry["mean"]
+
+
+def condition_table(runs: Sequence[dict], conditions: Sequence[str]) -> str:
+    models = list(dict.fromkeys(r["model"] for r in runs))
+    head = "| Model | " + " | ".join(conditions) + " |"
+    rule = "|---|" + "---:|" * len(conditions)
+    rows = []
+    for model in models:
+        by = {r["condition"]: r for r in runs if r["model"] == model}
+        cells = []
+        for c in conditions:
+            r = by.get(c)
+            a, t = (_avg(r, "acc@1"), _avg(r, "two")) if r else (None, None)
+            cells.append("–" if a is None else f"{a:.1f} / {'–' if t is None else f'{t:.1f}'}")
+        rows.append(f"| `{model}` | " + " | ".join(cells) + " |")
+    return "\n".join([head, rule, *rows])
+
+
+def condition_curves(runs: Sequence[dict], conditions: Sequence[str], path: Path) -> None:
+    """Avg Acc@1 and two-option accuracy of each model against the acoustic condition."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(max(9, 1.5 * len(conditions) * 2), 4.2), sharex=True)
+    x = np.arange(len(conditions))
+    for i, model in enumerate(dict.fromkeys(r["model"] for r in runs)):
+        by = {r["condition"]: r for r in runs if r["model"] == model}
+        for ax, which in zip(axes, ("acc@1", "two")):
+            ys = [(_avg(by[c], which) if c in by else None) for c in conditions]
+            ax.plot(x, [np.nan if y is None else y for y in ys], marker="o", color=TASK_COLOURS[i % len(TASK_COLOURS)], label=model)
+    axes[0].set_title("Avg Acc@1")
+    axes[1].set_title("Two-option accuracy")
+    axes[1].axhline(50, color="#C44E52", linestyle="--", linewidth=1.0, label="chance (50%)")
+    for ax in axes:
+        ax.set_xticks(x, list(conditions), rotation=20, ha="right", fontsize=8)
+        ax.set_ylabel("%")
+        ax.set_ylim(0, 100)
+    axes[1].legend(loc="lower left", fontsize=8, framealpha=0.9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -266,13 +266,16 @@ def check_writable(out: Path, option: str = "--out") -> None:
     folder = Path(os.path.abspath(out)).parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
-    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-        try:
-            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-        except OSError:
-            read_only = False
-        reason = os.strerror(errno.EROFS if read_only else errno.EACCES)
-        raise UserError(f"{option} {out}: cannot write in {folder} ({reason})")
+    if not folder.is_dir():
+        return  # a file where a folder is expected: the claim names it
+    # a probe file, made and removed: permission bits alone do not tell (root passes every access
+    # check, yet cannot create files in /proc or on a read-only mount)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".reasonaudio-probe-", dir=folder)
+    except OSError as err:
+        raise UserError(f"{option} {out}: cannot write into {folder} ({err.strerror or err})") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def check_file(out: Path, kind: FileKind, force: bool, option: str = "--out") -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from reasonaudio import _core
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.scene.beds import AUDIO_SUFFIXES
 from reasonaudio.scene.config import rt60_range
 
@@ -56,10 +56,7 @@ def _measured_rt60(h: np.ndarray, sr: int) -> float:
 
 
 def _simulate(rt60: float, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
-    try:
-        import pyroomacoustics as pra
-    except ImportError:
-        raise UserError("--room simulated:...: needs pyroomacoustics (pip install 'reasonaudio[scene]')") from None
+    pra = require("pyroomacoustics", "scene", "--room simulated:... (the room simulator)")
     dims = np.array([rng.uniform(4.0, 10.0), rng.uniform(3.0, 8.0), rng.uniform(2.5, 4.0)]).round(3)
     src = rng.uniform(0.5, dims - 0.5).round(3)
     mic = rng.uniform(0.5, dims - 0.5).round(3)

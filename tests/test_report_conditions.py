@@ -1,0 +1,41 @@
+"""`report` over runs of one plan in several acoustic conditions (contract §5): a table and a curve
+of each model's Avg Acc@1 and two-option accuracy against the condition; runs of unrelated
+benchmarks get no such section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reasonaudio.builder import BuildConfig, build
+from reasonaudio.builder.run import build_conditions
+from reasonaudio.cli import main
+
+SMALL = dict(clips=40, queries_per_task=3, threads=2)
+BED = {"background": "noise:pink", "snr_db": [0.0, 0.0], "room": None, "pitch_semitones": None}
+
+
+def _eval(bench: Path, model: str, out: Path) -> Path:
+    assert main(["eval", str(bench), "--model", model, "--out", str(out), "--no-figures", "--bootstrap", "0", "--quiet"]) == 0
+    return out
+
+
+def test_report_draws_models_across_conditions(tmp_path: Path) -> None:
+    built = build_conditions(tmp_path / "c", BuildConfig(**SMALL), {"clean": None, "pink0": BED}, progress=False)
+    runs = [_eval(Path(built[c].path).resolve(), m, tmp_path / f"{m}-{c}") for m in ("structured", "random") for c in ("clean", "pink0")]
+    assert main(["report", *map(str, runs), "--out", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "one plan (identical qrels) rendered in 2 acoustic conditions (clean, pink0)" in text
+    assert "## Across acoustic conditions" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `structured` |") and "/" in line)
+    assert row == "| `structured` | 100.0 / 100.0 | 100.0 / 100.0 |"  # reads text only: no condition can move it
+    assert (tmp_path / "rep" / "conditions.png").stat().st_size > 1000
+
+
+def test_unrelated_benchmarks_get_no_condition_section(tmp_path: Path) -> None:
+    a = build(tmp_path / "a", BuildConfig(**SMALL, seed=1), progress=False)
+    b = build(tmp_path / "b", BuildConfig(**SMALL, seed=2), progress=False)
+    runs = [_eval(Path(x.path).resolve(), "structured", tmp_path / f"r{i}") for i, x in enumerate((a, b))]
+    assert main(["report", *map(str, runs), "--out", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "different benchmarks" in text and "Across acoustic conditions" not in text
+    assert not (tmp_path / "rep" / "conditions.png").exists()
