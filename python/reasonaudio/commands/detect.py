@@ -18,16 +18,28 @@ def add_parser(subparsers) -> None:
     sub = parser.add_subparsers(dest="detect_command", metavar="SUBCOMMAND")
     sub.required = True
 
-    train = sub.add_parser("train", help="train a detector on mixtures of an atom library")
-    train.add_argument("library", help="`procedural` or an atom library directory")
+    from reasonaudio.detect.train import TrainConfig
+
+    d = TrainConfig()
+    train = sub.add_parser("train", help="train a detector on mixtures of one or more atom libraries",
+                           description="Reproducible: the same command writes the same model bytes on CPU (steps, batch and "
+                           "seed define the run; no wall-clock stop). Prints frame/event F1 on mixtures of the training "
+                           "recordings and of held-out recordings.")
+    train.add_argument("library", nargs="+", help="`procedural` or atom library directories (several: one vocabulary, concatenated)")
     train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
-    train.add_argument("--steps", type=int, default=None, help="optimiser steps (default 800)")
-    train.add_argument("--batch", type=int, default=None, help="clips per step (default 16)")
-    train.add_argument("--max-seconds", type=float, default=None, help="wall-clock budget in seconds (default 870)")
+    train.add_argument("--steps", type=int, default=None, help=f"optimiser steps (default {d.steps})")
+    train.add_argument("--batch", type=int, default=None, help=f"clips per step (default {d.batch})")
+    train.add_argument("--seed", type=int, default=None, help=f"training seed: data order, augmentation, initial weights (default {d.seed})")
+    train.add_argument("--max-seconds", type=float, default=None,
+                       help="safety stop: fail (write no model) if training runs longer than this (default: none)")
     train.add_argument("--labels", type=int, default=None, help="train on the first N labels only (quick experiments)")
-    train.add_argument("--channels", type=int, default=None, help="convolution channels (default 160)")
-    train.add_argument("--seed", type=int, default=None, help="training seed (default 0)")
-    train.add_argument("--valid-clips", type=int, default=None, help="held-out mixtures for the frame-F1 check (default 64)")
+    train.add_argument("--channels", type=int, default=None, help=f"convolution channels (default {d.channels})")
+    train.add_argument("--valid-clips", type=int, default=None, help=f"mixtures per validation set (default {d.valid_clips})")
+    train.add_argument("--valid-fraction", type=float, default=None,
+                       help=f"share of each label's training recordings held out for validation, labels with 2+ (default {d.valid_fraction})")
+    train.add_argument("--no-augment", action="store_true", help="train on the recordings as they are (no EQ, speed, stretch, beds, rooms)")
+    train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
+                       help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
     train.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
@@ -65,22 +77,34 @@ def _device(name: str | None) -> str:
 def run_train(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.train import TrainConfig, train, train_cached
 
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
-                                   "valid_clips": args.valid_clips}.items() if v is not None}
+                                   "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
+                                   "front_end": args.front_end}.items() if v is not None}
+    if args.no_augment:
+        overrides["augment"] = AugmentConfig.off()
     config = replace(TrainConfig(), **overrides)
+    library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
     if args.out is None:
-        detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
+        detector, path = train_cached(library, config, device=device, progress=not args.quiet, log=log)
     else:
-        detector = train(args.library, config, device=device, progress=not args.quiet, log=log)
+        detector = train(library, config, device=device, progress=not args.quiet, log=log)
         path = detector.save(args.out)
     t = detector.training
-    print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps in {t.get('train_seconds')} s, "
-          f"held-out frame F1 {t.get('valid_frame_f1')}")
+    secs = detector.run_info.get("train_seconds")
+    print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps (kept step {t.get('selected_step')})"
+          + (f" in {secs} s" if secs is not None else " (loaded from the cache)"))
+    seen = t.get("valid_train_recordings") or {}
+    held = t.get("valid_held_out_recordings")
+    print(f"  mixtures of training recordings: frame F1 {seen.get('frame_f1')}, event F1 {seen.get('event_f1')}")
+    if held:
+        print(f"  mixtures of held-out recordings: frame F1 {held.get('frame_f1')}, event F1 {held.get('event_f1')}")
+    print(f"  held out: {t.get('held_out_recordings')}")
     return 0
 
 

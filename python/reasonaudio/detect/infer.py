@@ -100,14 +100,14 @@ def detect(
     import torch
     from tqdm.auto import tqdm
 
-    from reasonaudio.detect.features import LogMel
+    from reasonaudio.detect.model import make_front_end
 
     if len(paths) != len(clip_ids):
         raise ValueError("one clip id per path")
     cfg = detector.features
     sr = cfg.sample_rate
     frame_s = detector.output_frame_s
-    mel = LogMel(cfg, device)
+    mel = make_front_end(detector.net_config, cfg, device)
     net = detector.net(device)
     post = detector.post
     thresholds = tuple(sorted(set(thresholds) | {post.threshold}))

@@ -15,6 +15,7 @@ post-processing settings.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ class NetConfig:
     channels: int = 160
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
     gru: int = 0  # hidden units per direction of a BiGRU; 0: none
+    front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -41,6 +43,17 @@ class NetConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "NetConfig":
         return cls(**{**d, "dilations": tuple(d["dilations"])})
+
+
+def make_front_end(cfg: NetConfig, features: FeatureConfig, device: str = "cpu"):
+    """The callable that turns waveforms [B, N] into the network's input."""
+    from reasonaudio.detect.features import LogMel
+
+    if cfg.front_end == "aisfx":
+        from reasonaudio.detect.pretrained import AisfxFrontEnd
+
+        return AisfxFrontEnd(features, device)
+    return LogMel(features, device)
 
 
 def build_net(cfg: NetConfig):
@@ -64,14 +77,32 @@ def build_net(cfg: NetConfig):
             self.stem = nn.Sequential(nn.Conv1d(cfg.n_mels, c, 5, stride=2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
             self.blocks = nn.Sequential(*[Block(c, d) for d in cfg.dilations])
             self.gru = nn.GRU(c, cfg.gru, batch_first=True, bidirectional=True) if cfg.gru else None
+            self.pre = None
+            if cfg.front_end == "aisfx":
+                from reasonaudio.detect.pretrained import EMBED_DIM
+
+                # the pretrained embeddings (frozen, computed by the front end) join the log-mel
+                # features after a normalisation and a 1x1 projection
+                self.pre = nn.Sequential(nn.BatchNorm1d(EMBED_DIM), nn.Conv1d(EMBED_DIM, c, 1), nn.ReLU())
+                self.fuse = nn.Conv1d(2 * c, c, 1)
             self.head = nn.Conv1d(c + (2 * cfg.gru if cfg.gru else 0), cfg.n_labels, 1)
 
-        def forward(self, mel):  # [B, n_mels, F] -> logits [B, n_labels, ceil(F / 2)]
-            h = self.blocks(self.stem(self.inorm(mel)))
+        def features(self, x):  # the frame embeddings the head reads: [B, C', J]
+            emb = None
+            if isinstance(x, tuple):
+                x, emb = x
+            h = self.stem(self.inorm(x))
+            if self.pre is not None:
+                e = torch.nn.functional.interpolate(self.pre(emb), size=h.shape[-1], mode="linear", align_corners=False)
+                h = self.fuse(torch.cat([h, e], dim=1))
+            h = self.blocks(h)
             if self.gru is not None:
                 r, _ = self.gru(h.transpose(1, 2))
                 h = torch.cat([h, r.transpose(1, 2)], dim=1)
-            return self.head(h)
+            return h
+
+        def forward(self, x):  # [B, n_mels, F] (or (mel, embeddings)) -> logits [B, n_labels, ceil(F / 2)]
+            return self.head(self.features(x))
 
     return Tagger()
 
@@ -101,7 +132,12 @@ class Detector:
     library: dict  # {"spec", "hash", "n_atoms", "sample_rate", "exemplar_split"}
     training: dict = field(default_factory=dict)
     post: PostConfig = field(default_factory=PostConfig)
+    #: labels enrolled without retraining (detect.enrol): {"labels", "phrases", "prototypes" [K, C'],
+    #: "centre" [K], "scale" [K], "shots"}; None: none
+    enrolled: dict | None = None
     _net: object = field(default=None, init=False, repr=False)
+    #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
+    run_info: dict = field(default_factory=dict, init=False, repr=False)
 
     @property
     def output_frame_s(self) -> float:
@@ -133,9 +169,15 @@ class Detector:
             "training": dict(self.training),
             "post": self.post.to_dict(),
         }
+        if self.enrolled is not None:
+            payload["enrolled"] = dict(self.enrolled)
+        # torch.save into memory: the archive's inner folder is then always "archive", not named
+        # after the temporary file, so the same model is the same bytes
+        buf = io.BytesIO()
+        torch.save(payload, buf)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # a sibling, so the rename is atomic
         try:
-            torch.save(payload, tmp)
+            tmp.write_bytes(buf.getvalue())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -165,4 +207,5 @@ class Detector:
             library=dict(payload["library"]),
             training=dict(payload["training"]),
             post=PostConfig(**payload["post"]),
+            enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
         )
