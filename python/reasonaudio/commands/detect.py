@@ -44,6 +44,19 @@ def add_parser(subparsers) -> None:
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
 
+    enrol = sub.add_parser("enrol", help="add a label from a few recordings of the sound, without retraining",
+                           description="Few-shot enrolment: the recordings (each one isolated example of the new sound; "
+                           "about 5) become a prototype in the tagger's embedding space, calibrated against the model's "
+                           "background bank; the trained weights are unchanged.")
+    enrol.add_argument("model", type=Path, help="detector model file")
+    enrol.add_argument("recordings", type=Path, nargs="+", help="audio files of the new sound (at least 2)")
+    enrol.add_argument("--label", required=True, help="snake_case label of the new sound")
+    enrol.add_argument("--phrase", required=True, help="the phrase queries use for it, e.g. 'a squeaky door'")
+    enrol.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the label)")
+    enrol.add_argument("--force", action="store_true", help="replace --out if it exists")
+    enrol.add_argument("--device", default=None)
+    enrol.set_defaults(func=run_enrol)
+
     run = sub.add_parser("run", help="detect the events of a corpus: write events_pred.parquet")
     run.add_argument("model", help="model file, or an atom library (trains or loads the cached model)")
     run.add_argument("audio", type=Path, help="benchmark directory, BEIR folder, or folder of audio files")
@@ -105,6 +118,25 @@ def run_train(args: argparse.Namespace) -> int:
     if held:
         print(f"  mixtures of held-out recordings: frame F1 {held.get('frame_f1')}, event F1 {held.get('event_f1')}")
     print(f"  held out: {t.get('held_out_recordings')}")
+    return 0
+
+
+def run_enrol(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.enrol import enrol, read_recordings
+    from reasonaudio.detect.model import Detector
+    from reasonaudio.errors import UserError
+
+    if args.out.exists() and not args.force:
+        raise UserError(f"{args.out}: exists; pass --force to replace it")
+    if args.out.resolve() == args.model.resolve():
+        raise UserError(f"{args.out}: the same file as the input model; write the enrolled model elsewhere")
+    detector = Detector.load(args.model)
+    waves = read_recordings(args.recordings, detector.features.sample_rate)
+    out = enrol(detector, args.label, args.phrase, waves, device=_device(args.device))
+    out.save(args.out)
+    shot = out.enrolled["shots"][-1]
+    print(f"{args.out}: enrolled {args.label!r} from {len(waves)} recordings (leave-one-out positives p20 "
+          f"{shot['positive_p20']}, background p99.5 {shot['background_p99_5']}); {len(out.labels)} labels")
     return 0
 
 

@@ -147,7 +147,7 @@ def detect(
             x = np.zeros((len(batch), longest), np.float32)
             for k, w in enumerate(waves):
                 x[k, : len(w)] = w
-            probs = torch.sigmoid(net(mel(torch.from_numpy(x).to(device)))).transpose(1, 2).float().cpu().numpy()
+            probs = detector.probabilities(net, mel(torch.from_numpy(x).to(device))).transpose(1, 2).float().cpu().numpy()
             for k, i in enumerate(batch):
                 w = waves[k]
                 durations[i] = lengths[i] / sr if rates[i] == sr else len(w) / sr
@@ -183,7 +183,7 @@ def detect(
         durations_s=durations,
         sample_rates=rates,
         labels=list(detector.labels),
-        atom_ids=list(detector.library.get("atom_ids") or [f"atom_{i:03d}" for i in range(len(detector.labels))]),
+        atom_ids=detector.atom_of_label(),
         thresholds=thresholds,
         presence=presence,
         events=frames,

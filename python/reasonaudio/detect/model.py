@@ -135,6 +135,8 @@ class Detector:
     #: labels enrolled without retraining (detect.enrol): {"labels", "phrases", "prototypes" [K, C'],
     #: "centre" [K], "scale" [K], "shots"}; None: none
     enrolled: dict | None = None
+    #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
+    background: object = None
     _net: object = field(default=None, init=False, repr=False)
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
     run_info: dict = field(default_factory=dict, init=False, repr=False)
@@ -171,6 +173,8 @@ class Detector:
         }
         if self.enrolled is not None:
             payload["enrolled"] = dict(self.enrolled)
+        if self.background is not None:
+            payload["background"] = self.background
         # torch.save into memory: the archive's inner folder is then always "archive", not named
         # after the temporary file, so the same model is the same bytes
         buf = io.BytesIO()
@@ -208,4 +212,27 @@ class Detector:
             training=dict(payload["training"]),
             post=PostConfig(**payload["post"]),
             enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
+            background=payload.get("background"),
         )
+
+    def probabilities(self, net, x):
+        """Frame probabilities [B, labels, J] of the trained labels and then the enrolled ones."""
+        import torch
+
+        h = net.features(x)
+        p = torch.sigmoid(net.head(h))
+        if self.enrolled:
+            from reasonaudio.detect.enrol import enrolled_probs
+
+            p = torch.cat([p, enrolled_probs(self, h)], dim=1)
+        return p
+
+    def atom_of_label(self) -> list[str]:
+        """One atom id per label (its first exemplar's; enrolled labels: "enrolled:<label>")."""
+        ids = list(self.library.get("atom_ids") or [])
+        per_label = self.library.get("label_atom_ids")
+        if per_label:
+            ids = list(per_label)
+        elif len(ids) != self.net_config.n_labels:
+            ids = [f"atom_{i:03d}" for i in range(self.net_config.n_labels)]
+        return ids[: self.net_config.n_labels] + [f"enrolled:{lab}" for lab in self.labels[self.net_config.n_labels :]]

@@ -244,6 +244,26 @@ def evaluate(net, mel, source: MixtureSource, n_clips: int, batch: int, n_out, f
     }
 
 
+BANK_FRAMES = 1024
+
+
+def background_bank(net, mel, source: MixtureSource, batch: int, n_out, device: str):
+    """float16 [BANK_FRAMES, C'] frame embeddings drawn (seeded) from un-augmented training
+    mixtures: the negatives against which an enrolled sound's prototype is calibrated."""
+    import torch
+
+    chunks = []
+    with torch.no_grad():
+        for k in range(2):
+            waves, _ = source.batch(batch, VALID_SEED + 2**19 + k, n_out)
+            h = net.features(mel(torch.from_numpy(waves).to(device)))
+            chunks.append(h.transpose(1, 2).reshape(-1, h.shape[1]).cpu())
+    frames = torch.cat(chunks)
+    frames = frames[frames.norm(dim=1) > 0]
+    pick = np.random.default_rng(0xBA4C).permutation(len(frames))[:BANK_FRAMES]
+    return frames[torch.from_numpy(np.sort(pick))].to(torch.float16).contiguous()
+
+
 class _Deterministic:
     """torch's deterministic algorithms and a fixed thread count for the run, restored after."""
 
@@ -363,6 +383,7 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     net.load_state_dict(best[2])
     net.eval()
     valid_train = evaluate(net, mel, seen, config.valid_clips, config.batch, n_out, frame_s, post, device)
+    background = background_bank(net, mel, seen, config.batch, n_out, device)
     valid_held = evaluate(net, mel, unseen, config.valid_clips, config.batch, n_out, frame_s, post, device) if unseen is not None else None
     record = {
         "config": config.to_dict(),
@@ -395,12 +416,14 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
             "n_train_atoms": len(train_lib),
             "sample_rate": library.sample_rate,
             "atom_ids": list(library.atom_ids),
+            "label_atom_ids": [library.atom_ids[library.labels.index(label)] for label in label_names],
             "valid_atom_ids": list(valid_lib.atom_ids) if valid_lib is not None and _specs(library_spec) != ["procedural"] else [],
             # a library with a split trains on its `train` exemplars (open_library); else all train
             "exemplar_split": "train" if had_split else None,
         },
         training=record,
         post=post,
+        background=background,
     )
     detector.run_info = {"train_seconds": round(train_s, 1), "train_cpu_seconds": round(time.process_time() - cpu0, 1),
                          "torch_threads": torch.get_num_threads()}
