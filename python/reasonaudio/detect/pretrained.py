@@ -155,7 +155,10 @@ class AisfxFrontEnd:
         up = np.stack([_core.resample(np.ascontiguousarray(r), self.cfg.sample_rate, SAMPLE_RATE) for r in x]) \
             if self.cfg.sample_rate != SAMPLE_RATE else x
         with torch.no_grad():
-            return self.net(self.spectrogram(torch.from_numpy(up).to(self.device)))
+            spec = self.spectrogram(torch.from_numpy(up).to(self.device))
+            if spec.shape[1] < 8:  # three 2x poolings need 8 frames; 0 is silence on this log scale
+                spec = torch.nn.functional.pad(spec, (0, 0, 0, 8 - spec.shape[1]))
+            return self.net(spec)
 
     def __call__(self, wave):
         return self.logmel(wave), self.embed(wave)
