@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from reasonaudio.pipeline import BuildConfig, build
-from reasonaudio.dataset import load_benchmark
+from reasonaudio.builder import BuildConfig, build
+from reasonaudio.io.benchmark import load_benchmark
 
 
 def raw_write_floor(root: Path, n_files: int, n_bytes: int) -> float:

@@ -12,7 +12,7 @@ embeddings, averaged) and each test recording is named by the nearest label prot
 the mean of its train recordings, features standardised on the train recordings).
 
 Detection time is measured on BENCH and extrapolated linearly in audio hours to the default corpus
-(10k clips, about 40 h). Retrieval figures come from `reasonaudio.evaluate` with the same scores the
+(10k clips, about 40 h). Retrieval figures come from `reasonaudio.evaluation.run` with the same scores the
 `detect:` adapter produces, beside `structured` (the same logic on the true events) and the
 engine's 0/1 verdict at the model's threshold alone (what the graded score adds).
 """
@@ -29,14 +29,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from reasonaudio.dataset import load_benchmark
+from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.detect.errors import attribute
 from reasonaudio.detect.infer import detect
 from reasonaudio.detect.metrics import sed_metrics
 from reasonaudio.detect.model import Detector
 from reasonaudio.detect.rank import engine_votes, parse_queries, score_matrix
 from reasonaudio.detect.train import train_cached
-from reasonaudio.evaluate import evaluate
+from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval.base import ScoringModel, load_model
 
 DEFAULT_CORPUS_H = 40.0

@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from reasonaudio.dataset import load_benchmark
+from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.detect.infer import EventIndex, detect
 from reasonaudio.detect.model import Detector
 from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.detect.rank import parse_queries, score_matrix
 from reasonaudio.detect.train import train_cached
-from reasonaudio.evaluate import evaluate
+from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval.base import ScoringModel
 
 SCHEMA = {"clip": pl.Int64, "label": pl.Int64, "onset_s": pl.Float64, "offset_s": pl.Float64, "confidence": pl.Float64, "gain_db": pl.Float64}

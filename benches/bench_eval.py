@@ -57,8 +57,8 @@ def main() -> None:
 
     import faiss
 
-    from reasonaudio.dataset import load_benchmark
-    from reasonaudio.evaluate import evaluate
+    from reasonaudio.io.benchmark import load_benchmark
+    from reasonaudio.evaluation.run import evaluate
     from reasonaudio.retrieval import load_model
     from reasonaudio.retrieval.index import l2_normalize, rank_embeddings
 

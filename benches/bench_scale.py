@@ -28,7 +28,8 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     """Runs in a subprocess: plan n clips, render a spread sample on one thread, print JSON."""
     import numpy as np
 
-    from reasonaudio.pipeline import BuildConfig, plan_build, render_range
+    from reasonaudio.builder import BuildConfig, plan_build
+    from reasonaudio.builder.render import render_range
 
     t0 = time.perf_counter()
     plan = plan_build(BuildConfig(clips=n, queries_per_task=queries_per_task))
@@ -52,7 +53,7 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     nbytes = sum(p.stat().st_size for p in out.iterdir())
     shutil.rmtree(out)
     mean_len = float(plan.final["clip_length"].mean())
-    from reasonaudio.pipeline import write_benchmark
+    from reasonaudio.builder.tables import write_benchmark
 
     tables = Path(scratch) / f"tables-{n}"
     tables.mkdir()
@@ -162,8 +163,9 @@ def ray_compare(n: int, queries_per_task: int, scratch: Path) -> dict:
     tasks on a local cluster with one CPU per core (cluster start-up timed apart)."""
     import ray
 
-    from reasonaudio.pipeline import BuildConfig, plan_build, render_local
-    from reasonaudio.distributed import render_on_ray
+    from reasonaudio.builder import BuildConfig, plan_build
+    from reasonaudio.builder.render import render_local
+    from reasonaudio.builder.ray import render_on_ray
 
     cores = os.cpu_count() or 1
     res: dict = {"clips": n, "cores": cores}

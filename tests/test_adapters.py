@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from reasonaudio.dataset import load_benchmark
+from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.errors import UserError
-from reasonaudio.evaluate import evaluate
+from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval import ClipSet, QuerySet, load_model, parse_spec
 from reasonaudio.retrieval.adapters.two_stage import describe_events
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reasonaudio.dataset import load_benchmark
+from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.errors import UserError
-from reasonaudio.evaluate import evaluate
+from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval import ModelOptions, load_model
 
 transformers = pytest.importorskip("transformers")

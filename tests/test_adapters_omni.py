@@ -18,9 +18,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("torchvision", reason="the Qwen2.5-Omni processor's video part needs torchvision")
 
-from reasonaudio.dataset import load_benchmark  # noqa: E402
+from reasonaudio.io.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
-from reasonaudio.evaluate import evaluate  # noqa: E402
+from reasonaudio.evaluation.run import evaluate  # noqa: E402
 from reasonaudio.retrieval import ModelOptions, load_model  # noqa: E402
 from reasonaudio.retrieval.adapters.omni import RECIPES, last_token_pool  # noqa: E402
 

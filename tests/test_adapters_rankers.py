@@ -16,9 +16,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from reasonaudio.dataset import load_benchmark  # noqa: E402
+from reasonaudio.io.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
-from reasonaudio.evaluate import evaluate  # noqa: E402
+from reasonaudio.evaluation.run import evaluate  # noqa: E402
 from reasonaudio.retrieval import ModelOptions, load_model  # noqa: E402
 from reasonaudio.retrieval.adapters.rankers import QWEN3_TASK  # noqa: E402
 

@@ -7,9 +7,9 @@ import dataclasses
 import polars as pl
 import pytest
 
-from reasonaudio.pipeline import BuildConfig, build
-from reasonaudio.dataset import load_benchmark
-from reasonaudio.evaluate import evaluate
+from reasonaudio.builder import BuildConfig, build
+from reasonaudio.io.benchmark import load_benchmark
+from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval import load_model
 
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from reasonaudio.relevance import read_events, read_queries, relevance_csr, stream_relevance_csr
-from reasonaudio.pipeline import BuildConfig, build
+from reasonaudio.builder import BuildConfig, build
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 

@@ -13,9 +13,9 @@ import pytest
 
 from reasonaudio import _core
 from reasonaudio.atoms import AtomLibrary
-from reasonaudio.pipeline import BuildConfig, build
+from reasonaudio.builder import BuildConfig, build
 from reasonaudio.errors import UserError
-from reasonaudio.exemplars import LabelView
+from reasonaudio.atoms.exemplars import LabelView
 from reasonaudio.validate import validate_benchmark
 
 N_LABELS = 40

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 import soundfile as sf
 
-from reasonaudio.atom_import import default_phrase, import_atoms, is_non_commercial, read_phrase_table
+from reasonaudio.atoms.sources import default_phrase, import_atoms, is_non_commercial, read_phrase_table
 from reasonaudio.atoms import AtomLibrary
 from reasonaudio.errors import UserError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reasonaudio.atom_pack import PACKAGES, REDISTRIBUTABLE, apt_line, missing_packages, read_opensfx_cat, read_pack_table
+from reasonaudio.atoms.sources.debian import PACKAGES, REDISTRIBUTABLE, apt_line, missing_packages, read_opensfx_cat, read_pack_table
 
 MISSING = missing_packages()
 needs_packages = pytest.mark.skipif(bool(MISSING), reason=f"Debian sound packages not installed: {apt_line(MISSING)}")
@@ -31,7 +31,7 @@ def test_pack_table_is_curated() -> None:
 
 
 def test_missing_package_names_the_apt_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import reasonaudio.atom_pack as pack
+    import reasonaudio.atoms.sources.debian as pack
 
     fake = {n: pack.Package(n, str(tmp_path / "nowhere" / n), p.copyright_prefix) for n, p in PACKAGES.items()}
     monkeypatch.setattr(pack, "PACKAGES", fake)
@@ -100,7 +100,7 @@ def test_benchmark_on_the_pack_validates_and_credits(pack_and_bench) -> None:
 def test_without_python_debian_the_error_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
-    from reasonaudio.atom_pack import pack_debian
+    from reasonaudio.atoms.sources.debian import pack_debian
     from reasonaudio.errors import UserError
 
     real_import = builtins.__import__

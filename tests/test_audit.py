@@ -13,7 +13,7 @@ import pytest
 from reasonaudio.audit import build_site, plain_logic, score
 from reasonaudio.audit.site import SPEC_HEIGHT, SPEC_WIDTH, manifest_sha256, sample_cards
 from reasonaudio.cli import main
-from reasonaudio.dataset import load_benchmark
+from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.errors import UserError
 
 

@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 import soundfile as sf
 
-from reasonaudio.pipeline import BuildConfig, build
+from reasonaudio.builder import BuildConfig, build
 from reasonaudio.cli import main
-from reasonaudio.dataset import TASKS, load_benchmark
+from reasonaudio.io.benchmark import TASKS, load_benchmark
 from reasonaudio.queries import parse_query
 from reasonaudio.validate import validate_benchmark
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from reasonaudio import _core
 from reasonaudio.atoms import AtomLibrary
-from reasonaudio.pipeline import AUDIO_FORMATS, BuildConfig, build
+from reasonaudio.builder import AUDIO_FORMATS, BuildConfig, build
 from reasonaudio.errors import UserError
 from reasonaudio.validate import validate_benchmark
 

@@ -212,6 +212,49 @@ def test_recognition_gender_tags_must_be_closed_in_the_study():
     assert d[("lenient", 1)].correct and not d[("lenient", 2)].correct
 
 
+_ENV_SPELLINGS = [  # (output, strict decisions, lenient decisions) on a set labelled rain_light / crickets
+    ("<event1>rain_light</event1><event2>crickets</event2>", (False, False), (True, True)),
+    ("<event_1>rain_light</event_1><event_2>crickets</event_2>", (True, True), (True, True)),
+    ("<EVENT1>Rain_Light</EVENT1><Event2>CRICKETS</Event2>", (False, False), (True, True)),
+    ("<Event_1>[rain_light]</Event_1><event2>crickets", (True, False), (True, True)),
+    ("<event1>rain_light<event2>crickets", (False, False), (True, True)),
+    ("<event 1>rain_light</event 1><event-2>crickets</event-2>", (False, False), (False, False)),
+]
+
+
+@pytest.mark.parametrize("out, strict, lenient", _ENV_SPELLINGS)
+def test_recognition_tag_spellings_on_the_sets_own_labels(out, strict, lenient):
+    """The study's recognition grade (dual_atomic_grader.py with extractor.py's `<event_?k>`, unclosed
+    allowed) against the labels the prompts listed: the set's own (project prompts). The study has no
+    strict recognition grader: strict is grader.py's tag rule on the tag as asked, `<event_k>`, which
+    format_eval.py also requires for env_dual_base, so `<event1>` is lenient-only."""
+    r = row(values=("rain_light", "crickets"))
+    d = decide("study", "recognition", out, r=r, prompts="project")
+    assert (d[("strict", 1)].correct, d[("strict", 2)].correct) == strict
+    assert (d[("lenient", 1)].correct, d[("lenient", 2)].correct) == lenient
+
+
+def test_recognition_under_the_study_prompts_matches_the_studys_label():
+    """Under --prompts study the options are the study's labels, as in an export's bg_category
+    (rain_light -> rain): naming the set's own label is wrong there, as in the study's code."""
+    r = row(values=("rain_light", "crickets"))
+    d = decide("study", "recognition", "<event1>rain_light</event1><event2>crickets</event2>", r=r, prompts="study")
+    assert (d[("lenient", 1)].correct, d[("lenient", 2)].correct) == (False, True)
+    d = decide("study", "recognition", "<event1>rain</event1><event2>crickets</event2>", r=r, prompts="study")
+    assert (d[("lenient", 1)].correct, d[("lenient", 2)].correct) == (True, True)
+
+
+def test_gender_and_emotion_tags_keep_their_underscore_in_the_study():
+    """extract_dual_tagged_values reads only `<gender_k>` / `<emotion_k>` (closed), unlike `<event_?k>`."""
+    r = row(cue="gender", values=("female", "male"))
+    d = decide("study", "recognition", "<gender1>female</gender1><gender2>male</gender2>", r=r,
+               manifest=MANIFEST_GENDER, prompts="study")
+    assert not d[("lenient", 1)].correct and not d[("lenient", 2)].correct
+    d = decide("study", "recognition", "<GENDER_1>Female</GENDER_1><gender_2>[male]</gender_2>", r=r,
+               manifest=MANIFEST_GENDER, prompts="study")
+    assert d[("lenient", 1)].correct and d[("lenient", 2)].correct
+
+
 # --- this project's parser bugs (robust) -------------------------------------------------------------
 
 def test_digits_in_tag_names_are_not_answers():

@@ -90,7 +90,7 @@ def test_event_table_has_the_contract_columns_plus_confidence():
     index = _index([[], [(0, 2, 0.5, 1.25, 0.8, -3.0), (0, 0, 2.0, 3.0, 0.7, 0.0), (2, 1, 0.0, 1.0, 0.6, -1.0)], []],
                    np.zeros((3, 3)))
     t = index.table()
-    from reasonaudio.dataset import TABLE_COLUMNS
+    from reasonaudio.io.benchmark import TABLE_COLUMNS
 
     assert t.columns[: len(TABLE_COLUMNS["events"])] == list(TABLE_COLUMNS["events"]) and t.columns[-1] == "confidence"
     assert t["event_index"].to_list() == [0, 1, 0]

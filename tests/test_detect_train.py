@@ -94,7 +94,7 @@ def test_training_is_cached_by_library_hash(tiny, monkeypatch, tmp_path):
 
 def test_cli_run_writes_events_and_metrics_and_eval_needs_only_beir_and_audio(tiny):
     pytest.importorskip("sed_scores_eval")
-    from reasonaudio.pipeline import BuildConfig, build
+    from reasonaudio.builder import BuildConfig, build
 
     root = tiny["root"]
     bench = build(root / "bench", BuildConfig(atoms=str(root / "lib"), clips=40, queries_per_task=2, max_clip_s=12.0,

@@ -10,8 +10,9 @@ import polars as pl
 import pytest
 
 from reasonaudio.cli import main
-from reasonaudio.dataset import load_beir, load_benchmark
-from reasonaudio.evaluate import evaluate
+from reasonaudio.io.benchmark import load_benchmark
+from reasonaudio.io.hub import load_beir
+from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval import load_model
 from reasonaudio.retrieval.index import rank_embeddings, rank_scores
 
@@ -134,7 +135,7 @@ def test_eval_result_two_option_uses_ranking_scores(bench: Path) -> None:
 
 
 def test_cut_rankings_give_the_same_metrics_as_complete_ones() -> None:
-    from reasonaudio import metrics
+    from reasonaudio.evaluation import metrics
     from reasonaudio.retrieval.index import EmbeddingRanker
 
     rng = np.random.default_rng(5)
@@ -211,7 +212,7 @@ def test_gpu_copy_serves_shallow_searches_and_cpu_the_deep_ones() -> None:
 
 
 def test_beir_export_of_a_benchmark_resolves_audio_against_the_benchmark_root(tmp_path: Path) -> None:
-    from reasonaudio.pipeline import BuildConfig, build
+    from reasonaudio.builder import BuildConfig, build
 
     root = build(tmp_path / "bench", BuildConfig(clips=40, queries_per_task=1, seed=4), progress=False)
     beir = load_beir(root / "beir")

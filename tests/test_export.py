@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 
 from reasonaudio.errors import UserError
-from reasonaudio.export import export_hf
-from reasonaudio.hub import readme_configs
+from reasonaudio.io.export import export_hf
+from reasonaudio.io.hub import readme_configs
 
 TESTS = Path(__file__).parent
 
@@ -163,7 +163,7 @@ def test_round_trip_through_eval_gives_identical_metrics(evalfixture, bench: Pat
         )
         assert proc.returncode == 0, proc.stderr
         runs[label] = out
-    from reasonaudio.hub import load_hub
+    from reasonaudio.io.hub import load_hub
 
     loaded = load_hub(exported)
     assert loaded.sample_rate == evalfixture.SAMPLE_RATE  # from the Audio feature

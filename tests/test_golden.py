@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from reasonaudio.pipeline import BuildConfig, build
+from reasonaudio.builder import BuildConfig, build
 
 RECORDED = {
     # sha256 of json.dumps(manifest["hashes"], sort_keys=True): every table, BEIR file and the atom bank

@@ -1,4 +1,4 @@
-"""Hub dataset folders as `huggingface-cli download --repo-type dataset` leaves them (reasonaudio.hub).
+"""Hub dataset folders as `huggingface-cli download --repo-type dataset` leaves them (reasonaudio.io.hub).
 
 Every fixture is written here with pyarrow / polars / soundfile exactly in the Hub's layouts:
 sharded parquet per config (`corpus/test-00000-of-00002.parquet`), mteb's variants (a `query`
@@ -22,7 +22,7 @@ import pytest
 import soundfile as sf
 
 from reasonaudio.errors import UserError
-from reasonaudio.hub import EmbeddedAudio, load_hub
+from reasonaudio.io.hub import EmbeddedAudio, load_hub
 from reasonaudio.retrieval import load_any_benchmark
 from reasonaudio.retrieval.adapters.audio import load_mono
 

@@ -9,7 +9,7 @@ import pytest
 
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
-from reasonaudio.inspect import _bar, describe, plot
+from reasonaudio.audit.inspect import _bar, describe, plot
 
 
 @pytest.fixture(scope="module")

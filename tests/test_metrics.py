@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from reasonaudio import metrics
+from reasonaudio.evaluation import metrics
 
 
 def _random_case(rng: np.random.Generator, n_queries: int, n_clips: int):

@@ -1,4 +1,4 @@
-"""reasonaudio.mteb: `mteb.evaluate` offline on an exported benchmark agrees with `reasonaudio eval`.
+"""reasonaudio.evaluation.mteb: `mteb.evaluate` offline on an exported benchmark agrees with `reasonaudio eval`.
 
 A tiny deterministic model is built here: audio -> log energies in 24 frequency bands, text ->
 sum of hashed word vectors. mteb runs it through its own loader (the exported folder) and its own
@@ -93,7 +93,7 @@ class TinyModel:
 
 @pytest.fixture(scope="module")
 def setup(evalfixture, tmp_path_factory):
-    from reasonaudio.export import export_hf
+    from reasonaudio.io.export import export_hf
 
     tmp = tmp_path_factory.mktemp("mteb")
     bench = evalfixture.write_fixture(tmp / "bench")
@@ -120,7 +120,7 @@ def setup(evalfixture, tmp_path_factory):
 
 
 def _run_mteb(source: Path, predictions: Path):
-    from reasonaudio.mteb import tasks_for
+    from reasonaudio.evaluation.mteb import tasks_for
 
     model = TinyModel()
     result = mteb.evaluate(model, tasks_for(source), cache=None, show_progress_bar=False, prediction_folder=predictions)

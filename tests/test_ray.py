@@ -9,8 +9,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'reasonaudio[ray]'")
 
-from reasonaudio.pipeline import BuildConfig, build  # noqa: E402
-from reasonaudio.distributed import FAULT_ENV, task_chunk  # noqa: E402
+from reasonaudio.builder import BuildConfig, build  # noqa: E402
+from reasonaudio.builder.ray import FAULT_ENV, task_chunk  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def test_memory_uri_is_refused(shardfixture, cluster, tmp_path: Path) -> None:
 
 
 def test_clips_missing_after_rendering_are_reported(tmp_path: Path) -> None:
-    from reasonaudio.distributed import _check_written
+    from reasonaudio.builder.ray import _check_written
     from reasonaudio.errors import UserError
 
     (tmp_path / "a.wav").write_bytes(b"")

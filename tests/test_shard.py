@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from reasonaudio.pipeline import BuildConfig, build, parse_shard, shard_range
+from reasonaudio.builder import BuildConfig, build, parse_shard, shard_range
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
-from reasonaudio.shard import merge
+from reasonaudio.builder.shard import merge
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,15 @@
 """reasonaudio: build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.
 
-The public API, re-exported here (heavy modules load on first use):
+The public API, re-exported here; every name but `__version__` loads its module on first use, so
+`import reasonaudio` stays cheap:
 
-- `build(out, BuildConfig(...))` — synthesize a complete benchmark directory (contract §4)
-- `AtomLibrary` — the procedural default library, imported folders, `import_folder`;
+- `build(out, BuildConfig(...))` — synthesize a complete benchmark directory (contract §4); returns
+  a `Built` (its path and the manifest it wrote)
+- `AtomLibrary` — the procedural default library and library directories; `import_folder`,
   `import_atoms` (class folders, CSV, FSD50K, ESC-50, UrbanSound8K), `pack_debian` (real sounds)
-- `annotate(events, queries)` — relevance through the Rust engine, as a polars qrels frame
-- `load_benchmark(path)` / `validate_benchmark(path)` — read a benchmark, check its guarantees
+- `annotate(events, queries)` / `relevance_csr` — relevance through the Rust engine
+- `load_benchmark(path)` / `load_any_benchmark(path)` / `validate_benchmark(path)` — read a
+  benchmark (or a BEIR / Hugging Face folder), check its guarantees
 - `parse_query(text, atoms)` — the template grammar read back into logic
 """
 
@@ -17,25 +20,25 @@ from typing import Any
 
 from reasonaudio._core import __version__
 
-# The functions users call are `build` (from the build pipeline, `reasonaudio.pipeline`) and
-# `annotate` (from the relevance engine's front, `reasonaudio.relevance`); no module shares a
-# function's name, so `reasonaudio.build` is always the function.
-from reasonaudio.pipeline import BuildConfig, build
-from reasonaudio.relevance import annotate, relevance_csr
-
 _EXPORTS = {
+    "build": "reasonaudio.builder",
+    "BuildConfig": "reasonaudio.builder",
+    "Built": "reasonaudio.builder",
+    "annotate": "reasonaudio.relevance",
+    "relevance_csr": "reasonaudio.relevance",
     "AtomLibrary": "reasonaudio.atoms",
     "import_folder": "reasonaudio.atoms",
-    "import_atoms": "reasonaudio.atom_import",
-    "pack_debian": "reasonaudio.atom_pack",
-    "load_benchmark": "reasonaudio.dataset",
-    "Benchmark": "reasonaudio.dataset",
+    "import_atoms": "reasonaudio.atoms",
+    "pack_debian": "reasonaudio.atoms.sources.debian",
+    "load_benchmark": "reasonaudio.io",
+    "load_any_benchmark": "reasonaudio.io",
+    "Benchmark": "reasonaudio.io",
     "validate_benchmark": "reasonaudio.validate",
     "parse_query": "reasonaudio.queries",
     "UserError": "reasonaudio.errors",
 }
 
-__all__ = ["__version__", "annotate", "relevance_csr", "build", "BuildConfig", *_EXPORTS]
+__all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
@@ -45,3 +48,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -10,7 +10,7 @@ Exit statuses, the same for every command:
        (a UserError, or an OS error such as a read-only folder, a full disk, a missing file)
   70   an internal error (a bug: the traceback is printed)
   130  interrupted by Ctrl-C (SIGINT); 143 terminated by SIGTERM
-Interrupted and terminated commands leave nothing half-written (see reasonaudio.outputs).
+Interrupted and terminated commands leave nothing half-written (see reasonaudio.io.outputs).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from reasonaudio import __version__
+    from reasonaudio._core import __version__
 
     parser = argparse.ArgumentParser(
         prog="reasonaudio",

@@ -38,7 +38,8 @@ class AnnotateError(CoreError, ValueError):
 
 
 class LogicError(AnnotateError):
-    """A query's logic is malformed: the message names the query and the constraint."""
+    """A query's logic is malformed (§2): the message names the query and the constraint. One class
+    for both readers of logic, the Rust engine and the contract's own reader (`contract.logic`)."""
 
 
 class EventError(AnnotateError):

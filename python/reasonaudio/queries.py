@@ -6,7 +6,7 @@ is parsed back (`parse_query`) during generation so that the text and the logic 
 the atom library at hand.
 
 Labels are drawn from real clips ("anchors"): the anchor satisfies the logic, so every query has a
-positive. Hard negatives are found or planned later (`reasonaudio.pipeline`).
+positive. Hard negatives are found or planned later (`reasonaudio.builder`).
 """
 
 from __future__ import annotations
@@ -432,9 +432,24 @@ class QueryGenerator:
             raise UserError("duration queries need at least one duration threshold (two or more duration bins)")
         self.cooccur = self._cooccurrence()
         self.overlap_clips = [i for i, clip in enumerate(self.clips) if clip.pattern == "overlap"]
-        self.usage = Counter()
         self.parser = QueryParser(self.labels, self.phrases)
+        # every reading of a rendered text: the parser is deterministic in the vocabulary, and a
+        # build's capacity search renders the same texts once per attempt
+        self._readings: dict[str, list[dict]] = {}
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget every query drawn so far (label usage, logic seen): the next draws are those of a
+        fresh generator over the same corpus, without recomputing what depends on the corpus alone."""
+        self.usage = Counter()
         self.seen: set[str] = set()
+
+    def reads_as(self, text: str) -> list[dict]:
+        """`parser.parse_all(text)`, remembered."""
+        readings = self._readings.get(text)
+        if readings is None:
+            readings = self._readings[text] = self.parser.parse_all(text)
+        return readings
 
     def _cooccurrence(self, chunk: int = 65_536) -> np.ndarray:
         """Whether two labels share a clip anywhere, as a labels x labels bool matrix (chunked
@@ -601,7 +616,7 @@ class QueryGenerator:
             for offset in range(len(templates)):
                 text = render(templates[(start + offset) % len(templates)], phrases, numbers)
                 # the rendered text must read back as exactly this logic, and as nothing else
-                if self.parser.parse_all(text) == [logic]:
+                if self.reads_as(text) == [logic]:
                     break
             else:
                 continue

@@ -13,7 +13,7 @@ SMALL = dict(clips=300, queries_per_task=5, seed=3)
 
 def tree_digest(root) -> dict[str, str]:
     """sha256 of every file under `root` (a local path or a URI), by relative path."""
-    from reasonaudio import storage
+    from reasonaudio.io import storage
 
     fs, path = storage.location(str(root) if not isinstance(root, Path) else root)
     path = path.rstrip("/")

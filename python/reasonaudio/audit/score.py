@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.audit.site import FORMAT_VERSION, JUDGMENTS_FORMAT, manifest_sha256
-from reasonaudio.dataset import TASKS, load_benchmark
+from reasonaudio.io.benchmark import TASKS, load_benchmark
 from reasonaudio.errors import UserError
 
 ANSWERS = ("yes", "no", "unsure")

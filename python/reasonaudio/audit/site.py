@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from reasonaudio.dataset import TASKS, Benchmark, load_benchmark
+from reasonaudio.io.benchmark import TASKS, Benchmark, load_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.contract.logic import Constraint, LogicError, parse_logic
 from reasonaudio.contract.reference import EventIndex
@@ -178,7 +178,7 @@ def write_spectrogram(audio_path: Path, out: Path, palette: list[int]) -> None:
     import soundfile as sf
     from PIL import Image
 
-    from reasonaudio.inspect import _spectrogram_db  # the same calibration as `inspect --png`
+    from reasonaudio.audit.inspect import _spectrogram_db  # the same calibration as `inspect --png`
 
     try:
         x, sr = sf.read(audio_path, dtype="float32", always_2d=True)
@@ -241,7 +241,7 @@ def build_site(
 
     `hardlink` links the audio instead of copying it where the file system allows (same bytes, no
     extra space; a benchmark's audio is never rewritten in place), and copies where it does not."""
-    from reasonaudio.outputs import check_not_an_input, output_directory
+    from reasonaudio.io.outputs import check_not_an_input, output_directory
 
     out = Path(out)
     check_not_an_input(out, [bench_path])

@@ -72,7 +72,7 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels
 
-    from reasonaudio.outputs import check_not_an_input
+    from reasonaudio.io.outputs import check_not_an_input
 
     if args.threads < 0:
         raise UserError("--threads must be >= 0")

@@ -22,7 +22,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from reasonaudio.atom_import import import_atoms
+    from reasonaudio.atoms.sources import import_atoms
 
     report = import_atoms(
         args.src,
@@ -47,7 +47,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _pack(args: argparse.Namespace) -> int:
-    from reasonaudio.atom_pack import pack_debian
+    from reasonaudio.atoms.sources.debian import pack_debian
 
     report = pack_debian(
         args.out,

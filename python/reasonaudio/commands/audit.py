@@ -105,7 +105,7 @@ def _run_site(args: argparse.Namespace) -> int:
     n_clips = len({c["clip_id"] for card in data["cards"] for c in card["clips"]})
     from collections import Counter
 
-    from reasonaudio.dataset import TASKS
+    from reasonaudio.io.benchmark import TASKS
 
     tasks = Counter(card["task"] for card in data["cards"])
     per = ", ".join(f"{t} {tasks[t]}" for t in sorted(tasks, key=lambda t: (TASKS.index(t) if t in TASKS else len(TASKS), t)))

@@ -6,15 +6,9 @@ import argparse
 import json
 import time
 
-from reasonaudio.pipeline import AUDIO_FORMATS, BuildConfig, build, parse_shard
+from reasonaudio.atoms.exemplars import SPLITS
+from reasonaudio.builder import AUDIO_FORMATS, BuildConfig, build, parse_shard, plan_build
 from reasonaudio.errors import UserError
-
-
-def read_text(out, name: str) -> str:
-    from reasonaudio import storage
-
-    fs, path = storage.location(out)
-    return fs.cat_file(f"{str(path).rstrip('/')}/{name}").decode()
 
 
 def _plan_override(text: str) -> tuple[str, object]:
@@ -48,7 +42,7 @@ def add_parser(subparsers) -> None:
                    help="hard negatives each query must have; missing ones are planned on purpose (default 1)")
     p.add_argument("--plan", type=_plan_override, action="append", default=[], metavar="KEY=JSON",
                    help='override a planner parameter, e.g. --plan \'duration_weights=[0.5,0.3,0.2]\'')
-    p.add_argument("--exemplar-split", choices=("all", "train", "test"), default=d.exemplar_split,
+    p.add_argument("--exemplar-split", choices=SPLITS, default=d.exemplar_split,
                    help="build from the library's test (or train) exemplars only (default all)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--shard", default=None, metavar="K/N",
@@ -80,11 +74,11 @@ def run(args: argparse.Namespace) -> int:
     )
     start = time.perf_counter()
     if args.save_plan is not None:
-        from reasonaudio.shard import save_plan
+        from reasonaudio.builder.shard import save_plan
 
         if args.out is not None or args.shard is not None or args.ray is not None or args.from_plan is not None:
             raise UserError("--save-plan only plans: leave out --out, --shard, --ray and --from-plan")
-        plan = build(None, config, progress=False)
+        plan = plan_build(config)
         save_plan(plan, args.save_plan)
         print(f"planned {plan.n_clips} clips and {len(plan.specs)} queries in {plan.seconds:.1f} s; wrote {args.save_plan}")
         return 0
@@ -92,15 +86,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--out is required (unless --save-plan)")
     shard = parse_shard(args.shard) if args.shard is not None else None
     out = build(args.out, config, force=args.force, progress=not args.quiet, shard=shard, ray=args.ray, from_plan=args.from_plan)
-    if shard is not None:
-        from reasonaudio.shard import SHARD_JSON
-
-        meta = json.loads(read_text(out, SHARD_JSON))
+    if out.shard is not None:
+        meta = out.shard
         lo, hi = meta["clip_range"]
         print(f"built shard {meta['shard']}/{meta['shards']} in {out}: clips [{lo}, {hi}) of {meta['n_clips']} in {time.perf_counter() - start:.1f} s")
         return 0
-    manifest = json.loads(read_text(out, "manifest.json"))
-    c = manifest["counts"]
+    c = out.manifest["counts"]
     print(
         f"built {out}: {c['clips']} clips ({c['clips_by_pattern']['sequential']} sequential, "
         f"{c['clips_by_pattern']['overlap']} overlap), {c['events']} events, {c['queries']} queries, "

@@ -115,30 +115,33 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _claim_file(out: Path, inputs: list[Path], force: bool) -> None:
-    from reasonaudio.outputs import check_not_an_input
-
-    check_not_an_input(out, inputs)
-    if out.exists() and not force:
-        raise UserError(f"{out}: exists; pass --force to replace it")
-
-
 def _prompts(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.build import set_input
     from reasonaudio.compose.prompts import write_prompts
+    from reasonaudio.io.outputs import output_file
 
-    _claim_file(args.out, [args.dir], args.force)
-    n = write_prompts(args.dir, args.out, _layers(args.layers), args.style)
+    layers = _layers(args.layers)
+    # a prompts file may live inside its set (its natural home), never over one of the set's own files
+    with output_file(args.out, inputs=[set_input(args.dir)], force=args.force) as tmp:
+        n = write_prompts(args.dir, tmp, layers, args.style)
     print(f"wrote {n} prompts to {args.out}")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
+    from reasonaudio.compose.build import set_input
     from reasonaudio.compose.runner import load_model, run
+    from reasonaudio.io.outputs import check_not_an_input, output_file
 
-    _claim_file(args.out, [args.dir] + ([Path(args.prompts)] if args.prompts not in (None, "project", "study") else []), args.force)
+    layers = _layers(args.layers)
+    inputs = [set_input(args.dir)] + ([Path(args.prompts)] if args.prompts not in (None, "project", "study") else [])
+    check_not_an_input(args.out, inputs)
+    if args.out.exists() and not args.force:  # before loading a model, which can take minutes
+        raise UserError(f"{args.out}: exists; pass --force to replace it")
     kwargs = {"max_new_tokens": args.max_new_tokens} if args.model.startswith("qwen2-audio:") else {}
     model = load_model(args.model, **kwargs)
-    n = run(args.dir, model, args.out, _layers(args.layers), args.prompts, args.limit, progress=True)
+    with output_file(args.out, inputs=inputs, force=args.force) as tmp:
+        n = run(args.dir, model, tmp, layers, args.prompts, args.limit, progress=True)
     print(f"wrote {n} outputs to {args.out}")
     return 0
 
@@ -151,9 +154,13 @@ def _score(args: argparse.Namespace) -> int:
         raise UserError(f"give one --outputs file per set: {len(args.dirs)} set(s), {len(args.outputs)} file(s)")
     from reasonaudio.compose.io import read_jsonl
     from reasonaudio.compose.prompts import LAYERS
-    from reasonaudio.outputs import output_directory
+    from reasonaudio.io.outputs import output_directory
 
-    with output_directory(args.out, "compose results", inputs=[*args.dirs, *args.outputs], force=args.force) as tmp:
+    from reasonaudio.compose.build import set_input
+
+    # a results folder may lie inside a set, as long as it holds none of the set's own files
+    inputs = [*(set_input(d) for d in args.dirs), *args.outputs]
+    with output_directory(args.out, "compose results", inputs=inputs, force=args.force) as tmp:
         for outputs in args.outputs:
             rows = read_jsonl(outputs)
             if not rows:

@@ -152,7 +152,7 @@ def run_detect(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         detector.post = replace(detector.post, threshold=args.threshold)
-    from reasonaudio.outputs import check_not_an_input, output_file
+    from reasonaudio.io.outputs import check_not_an_input, output_file
 
     for out in (args.out, args.metrics):
         if out is not None:

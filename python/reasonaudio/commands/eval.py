@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-MODEL_HELP = (
-    "model spec, NAME[:ARG]: clap:DIR | st:DIR | st:minilm | two-stage:CAPTIONER+RANKER "
-    "(captioner oracle | oracle-timed | captions=FILE | qwen2audio=DIR | stepaudio=DIR; ranker minilm | st=DIR | bm25 | bge-m3=DIR | qwen3-emb=DIR) | "
-    "precomputed:QUERIES,CLIPS (.npy/.npz/.parquet) | structured | detect:LIB_OR_MODEL | random[:SEED] | oracle; "
-    "the study's models (lco-omni, e5-omni, omniembed, wav2clip, msclap, stepaudio, bge-m3, qwen3-emb ...): "
-    "`reasonaudio models` lists every spec"
-)
 
+class _ModelHelpFormatter(argparse.HelpFormatter):
+    """Writes `--model`'s help from the model registry, only when help is printed: building the parser for
+    any other command then never imports the adapter modules."""
 
-#: Specs that embed text only: they rank captions inside `two-stage`, never audio on their own.
-TEXT_ONLY_MODELS = ("st", "minilm")
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.dest == "model":
+            from reasonaudio.retrieval.registry import model_help
+
+            return model_help()
+        return super()._get_help_string(action)
 
 
 def add_parser(subparsers) -> None:
@@ -26,9 +26,10 @@ def add_parser(subparsers) -> None:
         "with bootstrap intervals, run the two-option test, and write results.json, report.md, "
         "per-query rankings and figures. BENCH is a benchmark directory or a BEIR-style folder "
         "(corpus.jsonl, queries.jsonl, qrels/test.tsv).",
+        formatter_class=_ModelHelpFormatter,
     )
     parser.add_argument("bench", type=Path, help="benchmark directory (or BEIR folder)")
-    parser.add_argument("--model", required=True, help=MODEL_HELP)
+    parser.add_argument("--model", required=True, help="model spec, NAME[:ARG]")
     parser.add_argument("--out", required=True, type=Path, help="results directory (written atomically; never inside BENCH)")
     parser.add_argument("--force", action="store_true", help="replace an earlier results directory at --out")
     parser.add_argument("--batch-size", type=int, default=32, help="encoding batch size (default 32)")
@@ -43,22 +44,16 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
-    from reasonaudio.evaluate import evaluate
-    from reasonaudio.outputs import output_directory
-    from reasonaudio.report import RESULTS_KIND, write_results_into
+    from reasonaudio.evaluation.run import evaluate
+    from reasonaudio.io.outputs import output_directory
+    from reasonaudio.evaluation.report import RESULTS_KIND, write_results_into
     from reasonaudio.retrieval import load_any_benchmark
     from reasonaudio.retrieval.base import ModelOptions, load_model
+    from reasonaudio.retrieval.registry import text_only_refusal
 
-    from reasonaudio.retrieval.base import parse_spec
-
-    name, argument = parse_spec(args.model)
-    if name in TEXT_ONLY_MODELS:
-        # refused before a 10-s model load that could only end in "cannot embed audio"
-        ranker = "minilm" if name == "minilm" else f"st={argument}"
-        raise UserError(
-            f"--model {args.model}: a text encoder cannot embed audio; use it as the ranker of a two-stage model, "
-            f"e.g. --model two-stage:oracle+{ranker}"
-        )
+    refusal = text_only_refusal(args.model)  # before a 10-s model load that could only end in "cannot embed audio"
+    if refusal:
+        raise UserError(refusal)
     if args.batch_size < 1 or args.search_batch < 1:
         raise UserError("--batch-size and --search-batch must be at least 1")
     if args.bootstrap < 0:

@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
-    from reasonaudio.export import export_hf
+    from reasonaudio.io.export import export_hf
 
     if args.shard_mb <= 0:
         raise UserError("--shard-mb must be positive")

@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.inspect import describe, plot
+    from reasonaudio.audit.inspect import describe, plot
 
     print(describe(args.directory, args.item, n_examples=max(0, args.examples)))
     if args.png is not None:

@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.commands.build import read_text
-    from reasonaudio.shard import merge
+    from reasonaudio.builder.shard import merge
 
     start = time.perf_counter()
     out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from reasonaudio.retrieval.registry import PARADIGMS
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -14,14 +16,13 @@ def add_parser(subparsers) -> None:
         "model it reproduces, what it needs (GPU memory, sample rate, longest audio it sees) and whether "
         "its Python packages are importable here. Weights always come from local paths.",
     )
-    parser.add_argument("--paradigm", choices=["MLLM", "CLIP", "two-stage", "baseline"],
-                        help="only this paradigm")
+    parser.add_argument("--paradigm", choices=list(PARADIGMS), help="only this paradigm")
     parser.add_argument("--json", action="store_true", help="one JSON list instead of the text listing")
     parser.set_defaults(func=run)
 
 
 def status(card) -> str:
-    if card.spec.startswith("("):
+    if not card.available:
         return "not available (see README: models)"
     missing = card.missing()
     if not missing:
@@ -45,5 +46,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"    needs: {c.vram} · audio at {c.sample_rate} · sees {c.max_audio}")
         if c.note:
             print(f"    {c.note}")
+        if c.follows:
+            print(f"    follows: {c.follows}")
         print(f"    packages: {status(c)}")
     return 0

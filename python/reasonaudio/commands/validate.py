@@ -7,6 +7,8 @@ Exit status: 0 when every check holds, 1 on any violation, 2 when files are miss
 from __future__ import annotations
 
 import argparse
+
+from reasonaudio.contract import DEFAULT_MARGIN_S
 import json
 import os
 import sys
@@ -24,7 +26,7 @@ def add_parser(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("directory", type=Path, metavar="DIR", help="benchmark directory (holds manifest.json)")
-    parser.add_argument("--margin", type=float, default=0.25, metavar="S", help="robustness margin m in seconds (default 0.25)")
+    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_S, metavar="S", help=f"robustness margin m in seconds (default {DEFAULT_MARGIN_S})")
     parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
     parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the full report as JSON")

@@ -33,7 +33,9 @@ from reasonaudio.compose.mixing import (
     set_rms, trim_silence,
 )
 from reasonaudio.compose.speech import RecordingSource, Segment, TtsSource, to_rate
+from reasonaudio.contract import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import MARKER, InputFolder, output_directory
 
 CUES = ("environment", "gender", "emotion")
 SET_FORMAT_VERSION = 1  # of a compose set (its own layout, not the benchmark contract)
@@ -187,15 +189,15 @@ def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: Back
         raise UserError(f"--cue must be one of {', '.join(CUES)}, got {cfg.cue!r}")
     if cfg.task not in CONTENT_TASKS:
         raise UserError(f"--task must be one of {', '.join(CONTENT_TASKS)}, got {cfg.task!r}")
-    if cfg.sample_rate < 8000:
-        raise UserError(f"--sample-rate must be at least 8000, got {cfg.sample_rate}")
+    if not MIN_SAMPLE_RATE <= cfg.sample_rate <= MAX_SAMPLE_RATE:
+        raise UserError(f"--sample-rate must be within {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz, got {cfg.sample_rate}")
     for snr in cfg.snrs:
         # beyond these the mix is either only background or a background below 16-bit resolution
         if not (math.isfinite(snr) and SNR_RANGE_DB[0] <= snr <= SNR_RANGE_DB[1]):
             raise UserError(f"--snr must be finite dB within {SNR_RANGE_DB[0]:g}..{SNR_RANGE_DB[1]:g}, got {snr}")
     if cfg.n < 1:
         raise UserError(f"--n must be at least 1, got {cfg.n}")
-    from reasonaudio.outputs import check_directory
+    from reasonaudio.io.outputs import check_directory
 
     check_directory(out, "compose set", force)  # up front; checked again under the lock
     source = source if source is not None else make_source(cfg)
@@ -233,8 +235,6 @@ def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: Back
     plan = balanced_plan([c.value for c in cue_values], cfg.n, snrs, cfg.seed)
     content = _content_fn(cfg, facts)
     gap = gap_samples(cfg.sample_rate)
-
-    from reasonaudio.outputs import output_directory
 
     inputs = [p for p in (cfg.speech, cfg.atoms, cfg.facts) if p and Path(p).exists()]
     with output_directory(out, "compose set", inputs=inputs, force=force) as tmp:
@@ -379,3 +379,18 @@ def read_dataset(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, 
                 except json.JSONDecodeError as err:
                     raise UserError(f"{meta_path}:{lineno}: not valid JSON ({err.msg})") from None
     return manifest, rows
+
+
+def set_input(directory: str | Path) -> InputFolder | Path:
+    """A set as a command's input: the folder and the files its reader uses (manifest, metadata, the
+    output marker and every audio file its metadata names), so an output may be written inside the
+    set but never over one of these. A folder that is not a readable set stays a plain input (nothing
+    may be written inside it)."""
+    directory = Path(directory)
+    try:
+        _, rows = read_dataset(directory)
+    except (UserError, OSError):
+        return directory
+    own = [directory / "manifest.json", directory / "metadata.jsonl", directory / MARKER]
+    own += [directory / r["audio"] for r in rows if isinstance(r.get("audio"), str)]
+    return InputFolder(directory, tuple(own))

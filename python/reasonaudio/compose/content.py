@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.dataset import iter_jsonl
+from reasonaudio.io.benchmark import iter_jsonl
 from reasonaudio.errors import UserError
 
 CONTENT_TASKS = ("asr", "math", "facts")

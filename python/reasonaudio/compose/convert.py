@@ -29,7 +29,7 @@ from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
 from reasonaudio.compose.prompts import LAYERS
 from reasonaudio.compose.study import qa_normalize, study_label
 from reasonaudio.errors import UserError
-from reasonaudio.outputs import output_directory
+from reasonaudio.io.outputs import output_directory
 
 CUE_TYPE = {"environment": "bg_noise", "gender": "gender", "emotion": "emotion"}
 MANIFEST_COPY = "reasonaudio_manifest.json"

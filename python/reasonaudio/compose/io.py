@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from reasonaudio.dataset import iter_jsonl
+from reasonaudio.io.benchmark import iter_jsonl
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import write_atomic
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """The whole file or nothing, with the mode a plain open gives (the output discipline's writer)."""
+    write_atomic(path, text)
 
 
 def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:

@@ -30,8 +30,6 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-import jiwer
-
 from reasonaudio.compose import parse, study
 from reasonaudio.compose.build import read_dataset
 from reasonaudio.compose.io import read_jsonl
@@ -69,7 +67,7 @@ def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
     n_ref = len(ref.split())
     if not hyp:
         return n_ref, n_ref
-    out = jiwer.process_words(ref, hyp)
+    out = study.jiwer_module().process_words(ref, hyp)
     return out.substitutions + out.deletions + out.insertions, n_ref
 
 

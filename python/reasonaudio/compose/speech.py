@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from reasonaudio.audio_io import read_mono, to_rate  # noqa: F401  (re-exported for compose)
+from reasonaudio.io.audio import read_mono, to_rate  # noqa: F401  (re-exported for compose)
 from reasonaudio.compose.content import Item
 from reasonaudio.errors import UserError
 

@@ -83,6 +83,18 @@ def _whisper():
     return EnglishTextNormalizer()
 
 
+@lru_cache(maxsize=1)
+def jiwer_module():
+    """jiwer, imported when a transcription is first scored (either mode), or the install hint: a set
+    of math or facts is scored without it."""
+    try:
+        import jiwer
+    except ImportError:
+        raise UserError("scoring transcription (WER) needs jiwer: pip install jiwer "
+                        "(it is in the reasonaudio[compose] extra)") from None
+    return jiwer
+
+
 def whisper_normalize(text: str) -> str:
     return _whisper()(text)
 
@@ -277,8 +289,7 @@ def signal_detection(target_first: Iterable[bool], chose: Iterable[int | None]) 
 
 def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
     """Errors and reference words after Whisper normalisation (jiwer; an empty hypothesis is all deletions)."""
-    import jiwer
-
+    jiwer = jiwer_module()
     ref, hyp = whisper_normalize(reference), whisper_normalize(hypothesis or "")
     n_ref = len(ref.split())
     if not n_ref:
@@ -291,8 +302,7 @@ def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
 
 def asr_class(target: str, distractor: str, both: str, hypothesis: str) -> str | None:
     """asr_wer_eval.py's conditional classes: correct / distractor / both / neither (None: not classed)."""
-    import jiwer
-
+    jiwer = jiwer_module()
     t, d, b = whisper_normalize(target), whisper_normalize(distractor), whisper_normalize(both)
     if not t or not d or not b:
         return None

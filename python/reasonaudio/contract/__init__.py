@@ -44,7 +44,10 @@ TABLE_SCHEMAS: dict[str, dict[str, str]] = {
 #: The required columns of each table, in the contract's order.
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {name: tuple(schema) for name, schema in TABLE_SCHEMAS.items()}
 
-BEIR_FILES: tuple[str, ...] = ("beir/corpus.jsonl", "beir/queries.jsonl", "beir/qrels/test.tsv")
+BEIR_CORPUS = "beir/corpus.jsonl"
+BEIR_QUERIES = "beir/queries.jsonl"
+BEIR_QRELS = "beir/qrels/test.tsv"
+BEIR_FILES: tuple[str, ...] = (BEIR_CORPUS, BEIR_QUERIES, BEIR_QRELS)
 BEIR_QRELS_HEADER = "query-id\tcorpus-id\tscore"
 
 #: §3.1: moving any onset or offset by up to this many seconds never changes a relevance.

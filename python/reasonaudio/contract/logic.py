@@ -4,6 +4,8 @@ validator checks against this one."""
 
 from __future__ import annotations
 
+from reasonaudio.errors import LogicError
+
 import json
 import math
 from dataclasses import dataclass
@@ -37,8 +39,6 @@ class Constraint:
         return f"duration({self.labels[0]}) {' and '.join(bounds)}"
 
 
-class LogicError(ValueError):
-    """A query's logic JSON does not follow §2."""
 
 
 def parse_logic(text: str) -> list[Constraint]:

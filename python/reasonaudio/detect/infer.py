@@ -195,7 +195,7 @@ def detect(
 
 def audio_inputs(path: str | os.PathLike[str]) -> tuple[list[str], list[Path], object | None]:
     """(clip ids, audio paths, benchmark or None) for a benchmark, a BEIR folder or a folder of audio."""
-    from reasonaudio.retrieval import load_any_benchmark
+    from reasonaudio.io import load_any_benchmark
 
     root = Path(path)
     if not root.exists():

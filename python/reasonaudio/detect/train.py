@@ -127,7 +127,7 @@ def _open(spec, sample_rate: int, labels: int | None = None):
     """(library, whether a split chose its exemplars). The training library: each library's `train` exemplars (all of a library without a split),
     several libraries concatenated, optionally cut to the first `labels` labels."""
     from reasonaudio.atoms import AtomLibrary
-    from reasonaudio.exemplars import select_split
+    from reasonaudio.atoms.exemplars import select_split
 
     specs = _specs(spec)
     parts = []

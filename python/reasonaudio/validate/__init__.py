@@ -23,6 +23,7 @@ from pathlib import Path
 from reasonaudio.contract import (  # noqa: F401  (re-exported: the validator's names of the contract's facts)
     ATOM_SPLITS,
     BEIR_FILES,
+    DEFAULT_MARGIN_S,
     BEIR_QRELS_HEADER,
     FORMAT_VERSIONS,
     MANIFEST_KEYS,
@@ -30,7 +31,7 @@ from reasonaudio.contract import (  # noqa: F401  (re-exported: the validator's 
     SILENCE_ABS,
     TASKS,
 )
-from reasonaudio.contract import TABLE_SCHEMAS as TABLE_COLUMNS  # noqa: F401
+from reasonaudio.contract import TABLE_COLUMNS, TABLE_SCHEMAS  # noqa: F401
 from reasonaudio.contract.logic import (  # noqa: F401
     Constraint,
     LogicError,
@@ -64,7 +65,7 @@ from reasonaudio.validate.tables import Tables, _read_tables, open_benchmark  # 
 __all__ = [
     "Check", "Constraint", "EventIndex", "LogicError", "Tables", "Truth", "ValidationReport",
     "open_benchmark", "parse_logic", "task_shape_problem", "validate_benchmark",
-    "TASKS", "PATTERNS", "MANIFEST_KEYS", "TABLE_COLUMNS", "BEIR_FILES", "BEIR_QRELS_HEADER", "SILENCE_ABS",
+    "TASKS", "PATTERNS", "MANIFEST_KEYS", "TABLE_COLUMNS", "TABLE_SCHEMAS", "BEIR_FILES", "BEIR_QRELS_HEADER", "SILENCE_ABS",
     "FORMAT_VERSIONS", "ATOM_SPLITS", "DEFAULT_AUDIBLE_DBFS",
 ]
 
@@ -73,7 +74,7 @@ __all__ = [
 
 def validate_benchmark(
     path: str | Path,
-    margin_s: float = 0.25,
+    margin_s: float = DEFAULT_MARGIN_S,
     check_audio: bool = True,
     max_audio_files: int | None = None,
     *,

@@ -21,7 +21,7 @@ from reasonaudio.validate.tables import Tables
 def _read_jsonl(path: Path, rec: _Recorder, check: str) -> list[dict] | None:
     """Every row of a BEIR JSONL file that is an object with a string _id; each other line is a
     violation of `check` (all of them are recorded, not only the first)."""
-    from reasonaudio.dataset import iter_jsonl
+    from reasonaudio.io.benchmark import iter_jsonl
 
     def bad(lineno: int, reason: str) -> None:
         rec.violation(check, f"{path.name} line {lineno}: {reason}")

@@ -18,7 +18,7 @@ from reasonaudio.contract import (
     PATTERNS,
     TASKS,
 )
-from reasonaudio.contract import TABLE_SCHEMAS as TABLE_COLUMNS
+from reasonaudio.contract import TABLE_SCHEMAS
 from reasonaudio.validate.checklist import _Recorder
 from reasonaudio.validate.tables import Tables
 
@@ -342,7 +342,7 @@ def _check_hashes(t: Tables, rec: _Recorder) -> None:
         verified += 1
         if h.hexdigest() != digest.lower():
             rec.violation(name, f"manifest hashes[{key!r}] = {digest[:16]}... but {algo}({target.name}) = {h.hexdigest()[:16]}...")
-    missing = [f"{n}.parquet" for n in TABLE_COLUMNS if n != "atoms" and f"{n}.parquet" not in hashes and n not in hashes]
+    missing = [f"{n}.parquet" for n in TABLE_SCHEMAS if n != "atoms" and f"{n}.parquet" not in hashes and n not in hashes]
     rec.note(name, f"{verified} hash(es) verified")
     if unknown:
         rec.note(name, f"not verifiable (unknown scheme or not a file): {', '.join(unknown)}")
@@ -362,7 +362,7 @@ def _atoms_audio_problem(t: Tables, claimed) -> str | None:
 
     if source != "procedural" and not (Path(source) / "atoms.parquet").is_file():
         return f"unverifiable: the library {source} is not on this machine"
-    from reasonaudio.exemplars import select_split
+    from reasonaudio.atoms.exemplars import select_split
 
     try:
         library = select_split(AtomLibrary.open(source, sample_rate=int(t.sample_rate)), build.get("exemplar_split", "all"))

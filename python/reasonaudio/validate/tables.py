@@ -11,7 +11,7 @@ import polars as pl
 from reasonaudio.contract import (
     BEIR_FILES,
 )
-from reasonaudio.contract import TABLE_SCHEMAS as TABLE_COLUMNS
+from reasonaudio.contract import TABLE_SCHEMAS
 from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
 
@@ -80,7 +80,7 @@ def _read_tables(root: Path, rec: _Recorder) -> Tables:
             fatal.append(msg)
             manifest = None
 
-    for name, columns in TABLE_COLUMNS.items():
+    for name, columns in TABLE_SCHEMAS.items():
         path = root / f"{name}.parquet"
         frames[name] = None
         if not path.is_file():
@@ -141,6 +141,6 @@ def open_benchmark(path: str | Path) -> Tables:
         raise UserError(f"{root}: not a directory")
     tables = _read_tables(root, _Recorder(max_examples=3))
     # beir/ and audio/ are not needed to read the metadata; the tables and the sample rate are
-    if not tables.has(*TABLE_COLUMNS) or tables.sample_rate is None:
+    if not tables.has(*TABLE_SCHEMAS) or tables.sample_rate is None:
         raise UserError("; ".join(tables.fatal[:3]) + (f" (+{len(tables.fatal) - 3} more)" if len(tables.fatal) > 3 else ""))
     return tables

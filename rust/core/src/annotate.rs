@@ -385,16 +385,18 @@ impl EventIndex {
         threads: usize,
         cancel: Cancel<'_>,
     ) -> Result<Relevance, AnnotateError> {
-        let run = || {
-            let per_query: Vec<Vec<u32>> = queries
-                .par_iter()
-                .map(|q| {
-                    if cancel.is_set() {
-                        return Err(AnnotateError::Cancelled);
-                    }
-                    Ok(self.relevant_clips(q))
-                })
-                .collect::<Result<_, _>>()?;
+        let one = |q: &CompiledQuery| {
+            if cancel.is_set() {
+                return Err(AnnotateError::Cancelled);
+            }
+            Ok(self.relevant_clips(q))
+        };
+        let run = |parallel: bool| {
+            let per_query: Vec<Vec<u32>> = if parallel {
+                queries.par_iter().map(one).collect::<Result<_, _>>()?
+            } else {
+                queries.iter().map(one).collect::<Result<_, _>>()?
+            };
             let mut indptr = Vec::with_capacity(queries.len() + 1);
             indptr.push(0u64);
             let mut total = 0u64;
@@ -408,14 +410,18 @@ impl EventIndex {
             }
             Ok(Relevance { indptr, clip_indices })
         };
-        if threads == 0 {
-            run()
+        // One thread, or a single query, needs no pool: a build checks thousands of one-clip plans,
+        // and starting a pool for each cost more than the evaluation.
+        if threads == 1 || queries.len() <= 1 {
+            run(false)
+        } else if threads == 0 {
+            run(true)
         } else {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
                 .map_err(|e| AnnotateError::Input(format!("cannot start {threads} threads: {e}")))?;
-            pool.install(run)
+            pool.install(|| run(true))
         }
     }
 }

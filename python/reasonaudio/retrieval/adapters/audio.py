@@ -1,3 +1,3 @@
-"""Audio reading for neural adapters: the package's one reader (reasonaudio.audio_io)."""
+"""Audio reading for neural adapters: the package's one reader (reasonaudio.io.audio)."""
 
-from reasonaudio.audio_io import load_mono, read_mono, to_rate  # noqa: F401
+from reasonaudio.io.audio import load_mono, read_mono, to_rate  # noqa: F401

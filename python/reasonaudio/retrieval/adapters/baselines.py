@@ -10,6 +10,7 @@ import polars as pl
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet, ScoringModel
+from reasonaudio.retrieval.registry import ModelMeta
 
 RANDOM_DIM = 64
 
@@ -76,3 +77,10 @@ def oracle_from_spec(argument: str | None, options: ModelOptions) -> OracleModel
     if argument:
         raise UserError(f"--model oracle:{argument}: oracle takes no argument")
     return OracleModel()
+
+
+MODELS = (
+    ModelMeta("random", "model", "random[:SEED]", "baseline", random_from_spec, vram="CPU", extra="", note="chance"),
+    ModelMeta("oracle", "model", "oracle", "baseline", oracle_from_spec, vram="CPU", extra="",
+              note="the qrels themselves (upper bound)"),
+)

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.retrieval.registry import ModelMeta
 
 
 def _features(output) -> "torch.Tensor":  # noqa: F821
@@ -82,3 +83,12 @@ def from_spec(argument: str | None, options: ModelOptions) -> ClapAdapter:
     if not argument:
         raise UserError("--model clap:DIR needs a local model directory (or a cached model id)")
     return ClapAdapter(argument, options)
+
+
+MODELS = (
+    ModelMeta("clap", "model", "clap:DIR", "CLIP-style", from_spec,
+              follows="transformers ClapModel + ClapProcessor", vram="< 2 GB",
+              sample_rate="extractor's (48 kHz for LAION)", max_audio="extractor's window (10 s)",
+              packages=("torch", "transformers"),
+              note="transformers ClapModel (e.g. laion/clap-htsat-unfused saved locally)"),
+)

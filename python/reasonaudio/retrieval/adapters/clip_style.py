@@ -34,8 +34,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.adapters.omni import parse_options
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.retrieval.registry import ModelMeta
+from reasonaudio.retrieval.spec import parse_options
 
 
 def fixed_window(audio: np.ndarray, n: int) -> np.ndarray:
@@ -227,18 +228,43 @@ class LaionClapModel(_Batched):
 
 
 def wav2clip_from_spec(argument: str | None, options: ModelOptions) -> Wav2CLIPModel:
-    checkpoint, extra = parse_options(argument, "wav2clip", ("clip",))
+    checkpoint, extra = parse_options(argument, "wav2clip:", ("clip",))
     return Wav2CLIPModel(checkpoint, extra.get("clip"), options)
 
 
 def msclap_from_spec(argument: str | None, options: ModelOptions) -> MSClapModel:
-    checkpoint, extra = parse_options(argument, "msclap", ("version",))
+    checkpoint, extra = parse_options(argument, "msclap:", ("version",))
     return MSClapModel(checkpoint, extra.get("version", "2023"), options)
 
 
 def laion_clap_from_spec(argument: str | None, options: ModelOptions) -> LaionClapModel:
-    checkpoint, extra = parse_options(argument, "laion-clap", ("fusion", "amodel"))
+    checkpoint, extra = parse_options(argument, "laion-clap:", ("fusion", "amodel"))
     fusion = extra.get("fusion", "0")
     if fusion not in ("0", "1"):
         raise UserError(f"--model laion-clap:{argument}: fusion must be 0 or 1")
     return LaionClapModel(checkpoint, fusion == "1", extra.get("amodel", "HTSAT-tiny"), options)
+
+
+MODELS = (
+    ModelMeta("msclap", "model", "msclap:CLAP_weights_2023.pth[,version=2023]", "CLIP-style", msclap_from_spec,
+              study="CLAP (Elizalde et al.)", follows="Microsoft CLAP (Elizalde et al.); package msclap, CLAP(model_fp=...)",
+              vram="< 2 GB", sample_rate="44.1 kHz", max_audio="7 s (2023) / 5 s (2022), shorter clips tiled",
+              packages=("torch", "msclap"), extra="",
+              note="first window instead of msclap's random crop; gpt2 / bert-base-uncased must be in the HF cache; "
+                   "install with `pip install --no-deps msclap torchlibrosa`"),
+    ModelMeta("wav2clip", "model", "wav2clip:Wav2CLIP.pt,clip=CLIP_VIT_B32_DIR", "CLIP-style", wav2clip_from_spec,
+              study="Wav2CLIP", follows="Wav2CLIP (Wu et al., ICASSP 2022); package wav2clip, as wav2clip.get_model builds it",
+              vram="< 2 GB", sample_rate="16 kHz", max_audio="whole clip (trained on 10 s)",
+              packages=("torch", "transformers", "wav2clip"), extra="paper-models",
+              note="audio into CLIP ViT-B/32 image space, queries through that CLIP's text tower; one clip per pass"),
+    # listed so the study's table has its row, with the reason it cannot run
+    ModelMeta("audioclip", "model", "audioclip", "CLIP-style", None, study="AudioCLIP", sample_rate="44.1 kHz",
+              extra="",
+              note="left out: no maintained package; its ESResNeXt-fbsp audio head would have to be rewritten to load "
+                   "the published checkpoint (see README). Embeddings made elsewhere: precomputed:Q,C"),
+    ModelMeta("laion-clap", "model", "laion-clap:630k-audioset-best.pt[,fusion=1][,amodel=HTSAT-tiny]", "CLIP-style",
+              laion_clap_from_spec, follows="LAION CLAP; package laion_clap, CLAP_Module(enable_fusion, amodel).load_ckpt",
+              vram="< 2 GB", sample_rate="48 kHz", max_audio="10 s", packages=("torch", "laion_clap"), extra="",
+              note="original LAION checkpoints; first 10 s instead of random truncation; roberta-base must be in the "
+                   "HF cache"),
+)

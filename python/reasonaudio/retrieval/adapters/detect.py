@@ -19,6 +19,7 @@ import numpy as np
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import ClipSet, ModelOptions, QuerySet, ScoringModel, require, torch_device
+from reasonaudio.retrieval.registry import ModelMeta
 
 
 class DetectModel(ScoringModel):
@@ -78,3 +79,12 @@ def from_spec(argument: str | None, options: ModelOptions) -> DetectModel:
     if not argument:
         raise UserError("--model detect:LIB_OR_MODEL: give an atom library (`procedural` or a directory) or a model file")
     return DetectModel(argument, options)
+
+
+MODELS = (
+    ModelMeta("detect", "model", "detect:LIB_OR_MODEL", "detect-then-reason", from_spec,
+              vram="CPU (GPU when present)", sample_rate="16 kHz", max_audio="whole clip", packages=("torch", "scipy"),
+              extra="detect",
+              note="sound-event detector trained on the library's own mixtures + the relevance engine on the detected "
+                   "events; first use of a library trains ~15 min on CPU (cached by library hash)"),
+)

@@ -37,6 +37,8 @@ from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.retrieval.registry import ModelMeta
+from reasonaudio.retrieval.spec import parse_options
 
 
 @dataclass(frozen=True)
@@ -71,23 +73,6 @@ RECIPES = {
         source="github.com/texttron/tevatron examples/multimodal/qwen_omni, retriever/collator.py",
     ),
 }
-
-
-def parse_options(argument: str | None, spec_name: str, allowed: tuple[str, ...]) -> tuple[str, dict[str, str]]:
-    """`DIR[,key=value...]` -> (DIR, {key: value}); unknown keys are refused by name."""
-    if not argument:
-        raise UserError(f"--model {spec_name}:PATH needs the local path of the model's weights")
-    head, *rest = argument.split(",")
-    options: dict[str, str] = {}
-    for item in rest:
-        key, sep, value = item.partition("=")
-        if not sep or key not in allowed or not value:
-            raise UserError(
-                f"--model {spec_name}:{argument}: option {item!r} not understood; expected "
-                + (", ".join(f"{k}=VALUE" for k in allowed) if allowed else "no options")
-            )
-        options[key] = value
-    return head, options
 
 
 def last_token_pool(hidden, attention_mask):
@@ -292,7 +277,7 @@ class OmniEmbedder(EmbeddingModel):
 
 def _factory(name: str, allowed: tuple[str, ...]):
     def from_spec(argument: str | None, options: ModelOptions) -> OmniEmbedder:
-        location, extra = parse_options(argument, name, allowed)
+        location, extra = parse_options(argument, f"{name}:", allowed)
         return OmniEmbedder(RECIPES[name], location, options, **extra)
 
     return from_spec
@@ -301,3 +286,29 @@ def _factory(name: str, allowed: tuple[str, ...]):
 lco_from_spec = _factory("lco-omni", ("processor",))
 e5_from_spec = _factory("e5-omni", ("processor",))
 omniembed_from_spec = _factory("omniembed", ("base", "processor"))
+
+# Memory: bf16 weights plus one batch of 10 s clips; parameter counts are mteb's ModelMeta for
+# e5-omni-3B/7B, the architecture LCO-Embedding-Omni-3B/7B and OmniEmbed share. Audio: the Whisper
+# feature extractor's 16 kHz and first 30 s window (see the module docstring).
+_PACKAGES = ("torch", "transformers", "torchvision")
+_BATCH = "--batch-size 8 on 24 GB, 32 on 80 GB"
+
+MODELS = (
+    ModelMeta("lco-omni", "model", "lco-omni:DIR", "MLLM embedder", lco_from_spec,
+              study="LCO-Embedding-Omni-3B, LCO-Embedding-Omni-7B", follows=RECIPES["lco-omni"].source,
+              vram=f"~17 GB (7B) / ~9 GB (3B) bf16 weights; {_BATCH}", sample_rate="16 kHz", max_audio="30 s",
+              packages=_PACKAGES, extra="paper-models",
+              note="prompt '...Summarize the above audio in one word:', last token, L2"),
+    ModelMeta("e5-omni", "model", "e5-omni:DIR[,processor=QWEN_OMNI_DIR]", "MLLM embedder", e5_from_spec,
+              study="e5-omni-7B", follows=RECIPES["e5-omni"].source,
+              vram=f"~17 GB bf16 weights (8.9B params); {_BATCH}", sample_rate="16 kHz", max_audio="30 s",
+              packages=_PACKAGES, extra="paper-models",
+              note="'Query: ' on queries, generation prompt + <|endoftext|>, last token, L2; processor from the "
+                   "base Qwen2.5-Omni-7B if DIR has none"),
+    ModelMeta("omniembed", "model", "omniembed:LORA_DIR,base=THINKER_DIR[,processor=DIR]", "MLLM embedder",
+              omniembed_from_spec, study="OmniEmbed-7B (v0.1)", follows=RECIPES["omniembed"].source,
+              vram=f"~17 GB bf16 weights (LoRA merged at load); {_BATCH}", sample_rate="16 kHz", max_audio="30 s",
+              packages=_PACKAGES + ("peft",), extra="paper-models",
+              note="LoRA on Tevatron/Qwen2.5-Omni-7B-Thinker; 'Query: ', no generation prompt, <|endoftext|>, "
+                   "last token, L2"),
+)

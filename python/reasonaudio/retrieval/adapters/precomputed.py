@@ -17,6 +17,7 @@ import polars as pl
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet
+from reasonaudio.retrieval.registry import ModelMeta
 
 
 def _load(path: Path, id_column: str) -> tuple[list[str] | None, np.ndarray]:
@@ -110,3 +111,9 @@ def from_spec(argument: str | None, options: ModelOptions) -> PrecomputedModel:
         raise UserError("--model precomputed:QUERIES,CLIPS needs two files separated by a comma, "
                         "e.g. precomputed:queries.npy,clips.npy")
     return PrecomputedModel(Path(parts[0].strip()), Path(parts[1].strip()))
+
+
+MODELS = (
+    ModelMeta("precomputed", "model", "precomputed:QUERIES,CLIPS", "baseline", from_spec, vram="CPU", extra="",
+              note="embeddings made elsewhere (.npy / .npz / .parquet)"),
+)

@@ -21,6 +21,7 @@ import numpy as np
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import ModelOptions, require, torch_device
+from reasonaudio.retrieval.registry import ModelMeta
 
 QWEN3_TASK = "Given a description of sounds and their order, retrieve the audio caption that matches it"
 MAX_TOKENS = 8192  # both cards' maximum input length
@@ -106,4 +107,20 @@ class Qwen3EmbeddingRanker(HFTextRanker):
         return f"Instruct: {self.task}\nQuery:{text}"
 
 
-RANKERS = {"bge-m3": BGEM3Ranker, "qwen3-emb": Qwen3EmbeddingRanker}
+def _loader(cls: type[HFTextRanker]):
+    def load(value: str | None, options: ModelOptions) -> HFTextRanker:
+        assert value  # the registry gives a part whose form takes a value only with one
+        return cls(value, options)
+
+    return load
+
+
+MODELS = (
+    ModelMeta("bge-m3", "ranker", "bge-m3=DIR", "two-stage ranker", _loader(BGEM3Ranker), study="BGE-M3",
+              follows="BAAI/bge-m3 model card; FlagEmbedding BGEM3 dense retrieval", vram="~1.2 GB fp16",
+              packages=("torch", "transformers"), note="dense [CLS], L2, no query instruction"),
+    ModelMeta("qwen3-emb", "ranker", "qwen3-emb=DIR", "two-stage ranker", _loader(Qwen3EmbeddingRanker),
+              study="Qwen3-Embedding", follows="Qwen/Qwen3-Embedding-* model card, transformers usage",
+              vram="8B ~16 GB bf16 (0.6B ~1.2 GB)", packages=("torch", "transformers"),
+              note="last token, left padding, L2, 'Instruct: ...\\nQuery:' on queries"),
+)

@@ -16,6 +16,7 @@ from reasonaudio.relevance import relevance_csr
 from reasonaudio.errors import UserError
 from reasonaudio.queries import QueryParser
 from reasonaudio.retrieval.base import ClipSet, ModelOptions, QuerySet, ScoringModel
+from reasonaudio.retrieval.registry import ModelMeta
 
 
 class StructuredModel(ScoringModel):
@@ -56,3 +57,9 @@ def from_spec(argument: str | None, options: ModelOptions) -> StructuredModel:
     if argument:
         raise UserError(f"--model structured:{argument}: structured takes no argument")
     return StructuredModel()
+
+
+MODELS = (
+    ModelMeta("structured", "model", "structured", "baseline", from_spec, vram="CPU", extra="",
+              note="query logic on true events"),
+)

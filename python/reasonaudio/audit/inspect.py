@@ -3,15 +3,14 @@
 Text: `describe(path, id)`. Figures: `plot(path, id, png)` draws a clip's spectrogram over its event
 timeline, or a query's two-option pair side by side. Works from the on-disk layout (contract §4) only.
 
-(The module is `reasonaudio.inspect`; inside the package it never shadows the standard library's
+(The module is `reasonaudio.audit.inspect`; inside the package it never shadows the standard library's
 `inspect`, which absolute imports still resolve.)
 """
 
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import write_atomic
 from reasonaudio.contract.logic import LogicError, parse_logic
 from reasonaudio.contract.reference import EventIndex
 from reasonaudio.validate import Tables, open_benchmark
@@ -247,16 +247,11 @@ def _draw_clip(t: Tables, view: ClipView, ax_spec, ax_time, title: str, colors: 
 
 
 def _save(fig, out: Path) -> None:
-    """Write next to the target and rename, so a failed draw never leaves a half-written PNG."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".png", dir=out.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120, format="png")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Drawn in memory, then written whole by the output discipline, so a failed draw never leaves a
+    half-written PNG (and the file gets the mode a plain open gives)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=120, format="png")
+    write_atomic(out, buf.getvalue())
 
 
 def plot(path: str | Path, item: str, out: str | Path) -> Path:

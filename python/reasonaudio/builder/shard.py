@@ -24,19 +24,44 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from tqdm.auto import tqdm
 
+from reasonaudio._core import __version__
+from reasonaudio.atoms import AtomLibrary
+from reasonaudio.builder.config import BuildConfig
+from reasonaudio.builder.plan import BuildPlan, plan_benchmark
+from reasonaudio.builder.render import render_local
+from reasonaudio.builder.tables import write_benchmark
 from reasonaudio.errors import UserError
+from reasonaudio.io import storage
+from reasonaudio.io.outputs import output_file
+from reasonaudio.queries import QuerySpec
 
 SHARD_FORMAT = "reasonaudio-shard/1"
+SHARD_KIND = "benchmark shard"
 SHARD_JSON = "shard.json"
 RENDER_STATS = "render.parquet"
 
 
-def write_shard(plan, dest, root: Path, shard: tuple[int, int], progress: bool) -> None:
-    """Renders shard `shard` = (k, n) of `plan` into the staged output `dest` (tables in `root`)."""
-    from reasonaudio import __version__
-    from reasonaudio.pipeline import render_local, shard_range
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` (0 <= K < N) as a pair."""
+    k, sep, n = str(text).partition("/")
+    try:
+        kk, nn = int(k), int(n)
+    except ValueError:
+        kk = nn = -1
+    if not sep or nn < 1 or not 0 <= kk < nn:
+        raise UserError(f"--shard must be K/N with 0 <= K < N (e.g. 0/4), got {text!r}")
+    return kk, nn
 
+
+def shard_range(n_clips: int, k: int, n_shards: int) -> tuple[int, int]:
+    """Clips [lo, hi) of shard k of n_shards: contiguous, sizes differing by at most one."""
+    return k * n_clips // n_shards, (k + 1) * n_clips // n_shards
+
+
+def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progress: bool) -> dict:
+    """Renders shard `shard` = (k, n) of `plan` into the staged output `dest` (tables in `root`)."""
     k, n_shards = shard
     lo, hi = shard_range(plan.n_clips, k, n_shards)
     t0 = time.perf_counter()
@@ -58,16 +83,15 @@ def write_shard(plan, dest, root: Path, shard: tuple[int, int], progress: bool) 
         "clip_range": [lo, hi],
         "n_clips": plan.n_clips,
         "plan_sha256": plan.fingerprint(),
-        "build": {key: v for key, v in asdict(plan.config).items() if key != "threads"},
+        "build": plan.config.recorded(),
     }
     # written last, and moved last onto a remote filesystem: a shard is complete when it exists
     (root / SHARD_JSON).write_text(json.dumps(meta, indent=2) + "\n")
+    return meta
 
 
 def read_shard(location: str) -> dict:
     """A shard's metadata plus its filesystem, with the checks a merge needs."""
-    from reasonaudio import storage
-
     fs, path = storage.location(location)
     meta_path = f"{path.rstrip('/')}/{SHARD_JSON}"
     if not fs.exists(meta_path):
@@ -87,11 +111,6 @@ def merge(
 ):
     """Assembles the shards of one sharded build into `out` (a path or URI); returns it. With
     `from_plan` (the shards' saved plan) nothing is planned again."""
-    from tqdm.auto import tqdm
-
-    from reasonaudio import storage
-    from reasonaudio.pipeline import BuildConfig, build, write_benchmark
-
     if not shards:
         raise UserError("merge needs at least one shard directory")
     metas = [read_shard(s) for s in shards]
@@ -119,7 +138,7 @@ def merge(
     with storage.Output(out, "benchmark", inputs=inputs, force=force) as dest:
         # The tables need the whole plan: planning is deterministic and cheap next to rendering, so
         # it runs again here and must reproduce the shards' fingerprint.
-        plan = build(None, config, progress=False, from_plan=from_plan)
+        plan = load_plan(from_plan, config) if from_plan is not None else plan_benchmark(config)
         if plan.fingerprint() != first["plan_sha256"]:
             raise UserError(
                 f"re-planning the build of {first['location']} gives another plan than its shards "
@@ -147,8 +166,6 @@ def merge(
 
 def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) -> None:
     """Copies audio between filesystems (same filesystem: its own copy, e.g. server-side on S3)."""
-    from reasonaudio import storage
-
     if not srcs:
         return
     try:
@@ -172,10 +189,6 @@ PLAN_FORMAT = "reasonaudio-plan/1"
 
 def save_plan(plan, path: str | Path) -> Path:
     """Writes `plan` as one .npz file (arrays plus a JSON header; no pickle), atomically."""
-    from dataclasses import asdict
-
-    from reasonaudio.outputs import output_file
-
     path = Path(path)
     rel = plan.relevant
     meta = {
@@ -205,12 +218,6 @@ def save_plan(plan, path: str | Path) -> Path:
 def load_plan(path: str | Path, config=None):
     """The BuildPlan saved by `save_plan`; with `config`, refuses a plan made with other build
     parameters (threads aside). The atom library is opened again and must match the plan."""
-    from dataclasses import asdict
-
-    from reasonaudio.atoms import AtomLibrary
-    from reasonaudio.pipeline import BuildConfig, BuildPlan
-    from reasonaudio.queries import QuerySpec
-
     path = Path(path)
     t0 = time.perf_counter()
     try:
@@ -224,8 +231,7 @@ def load_plan(path: str | Path, config=None):
         raise UserError(f"{path}: format {meta.get('format')!r}, expected {PLAN_FORMAT!r}")
     saved = BuildConfig(**meta["config"])
     if config is not None:
-        mine = {k: v for k, v in asdict(config).items() if k != "threads"}
-        theirs = {k: v for k, v in asdict(saved).items() if k != "threads"}
+        mine, theirs = config.recorded(), saved.recorded()
         diff = sorted(k for k in mine if mine[k] != theirs.get(k))
         if diff:
             shown = ", ".join(f"{k}={theirs.get(k)!r} (here {mine[k]!r})" for k in diff)

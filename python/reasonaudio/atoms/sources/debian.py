@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from reasonaudio.atom_import import Candidate, ImportReport, assemble, is_non_commercial
-from reasonaudio.atoms import DEFAULT_SAMPLE_RATE
+from reasonaudio.atoms.library import DEFAULT_SAMPLE_RATE
+from reasonaudio.atoms.sources.common import Candidate, ImportReport, assemble, is_non_commercial
 from reasonaudio.errors import UserError
 
 PACK_TABLE = "debian_pack.csv"

@@ -15,10 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from reasonaudio.errors import UserError
-
 from reasonaudio.contract import FORMAT_VERSION, MANIFEST_KEYS, TABLE_COLUMNS, TASKS  # noqa: F401  (re-exported)
-
+from reasonaudio.errors import UserError
 
 
 def iter_jsonl(path: str | Path, on_bad_line=None) -> Iterator[tuple[int, dict]]:
@@ -90,7 +88,7 @@ class Benchmark:
     qrels: pl.DataFrame
     mc: pl.DataFrame
     # Clip audio that is not a file under `root` (audio embedded in a Hub dataset's parquet), in
-    # clips-table order: references that adapters decode lazily (`reasonaudio.hub.EmbeddedAudio`).
+    # clips-table order: references that adapters decode lazily (`reasonaudio.io.hub.EmbeddedAudio`).
     audio_refs: list[Any] | None = None
 
     @property
@@ -126,17 +124,3 @@ def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmar
             continue
         tables[name] = read_table(root / f"{name}.parquet", columns)
     return Benchmark(root=root, manifest=manifest, **tables)
-
-
-def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
-    """A local BEIR/MTEB-style folder (corpus, queries, qrels/<split>.tsv); see `reasonaudio.hub.load_beir`."""
-    from reasonaudio.hub import load_beir as _load_beir
-
-    return _load_beir(path, split=split)
-
-
-def load_hub(path: str | Path, *, split: str = "test", subset: str | None = None) -> Benchmark:
-    """A Hugging Face dataset folder as the Hub hands it out; see `reasonaudio.hub.load_hub`."""
-    from reasonaudio.hub import load_hub as _load_hub
-
-    return _load_hub(path, split=split, subset=subset)

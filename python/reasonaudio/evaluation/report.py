@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from reasonaudio.errors import UserError
-from reasonaudio.metrics import AVG, METRIC_NAMES
-from reasonaudio.outputs import check_not_an_input, kind_of, output_directory
+from reasonaudio.evaluation.metrics import AVG, METRIC_NAMES
+from reasonaudio.io.outputs import check_not_an_input, kind_of, output_directory
 
 RESULTS_FORMAT = "reasonaudio-results/1"
 RESULTS_KIND = "eval results"
@@ -126,7 +126,7 @@ def _union_tasks(runs: Sequence[dict]) -> list[str]:
 
 
 def results_dict(result) -> dict:
-    from reasonaudio import __version__
+    from reasonaudio._core import __version__
 
     return {
         "format": RESULTS_FORMAT,

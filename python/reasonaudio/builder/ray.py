@@ -16,8 +16,12 @@ import math
 import os
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from reasonaudio.builder.plan import BuildPlan
+from reasonaudio.builder.render import render_range
 from reasonaudio.errors import UserError
+from reasonaudio.io import storage
 
 # A test hook: the task rendering the middle range kills its own worker process once (when this
 # marker file does not exist yet), so tests can check that Ray's retry yields the same output.
@@ -34,8 +38,6 @@ def _ray():
 
 
 def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, fault_marker):
-    from reasonaudio.pipeline import render_range
-
     atom_audio, atom_offsets = bank
     peaks, gains = render_range(atom_audio, atom_offsets, sl, rel_paths, audio_url, sample_rate, audio_format, 1)
     if fault_marker and not os.path.exists(fault_marker):
@@ -47,8 +49,6 @@ def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, faul
 def _check_written(audio_url: str, rel_paths: list[str]) -> None:
     """Every clip reached the staging location: a plain local path that some workers do not share
     would otherwise lose their clips silently."""
-    from reasonaudio import storage
-
     fs, path = storage.location(audio_url)
     found = {p.rpartition("/")[2] for p in fs.find(path)}
     missing = [p for p in rel_paths if p.rpartition("/")[2] not in found]
@@ -66,10 +66,8 @@ def task_chunk(n_clips: int, cpus: int) -> int:
     return max(16, min(2048, math.ceil(n_clips / max(1, 4 * cpus))))
 
 
-def render_on_ray(plan, audio_url: str, address: str, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+def render_on_ray(plan: BuildPlan, audio_url: str, address: str, progress: bool) -> tuple[np.ndarray, np.ndarray]:
     """Renders every clip of `plan` with Ray tasks into `audio_url`; returns peaks and gains."""
-    from tqdm.auto import tqdm
-
     if audio_url.startswith("memory://"):
         raise UserError("--ray cannot write to memory://: that filesystem lives in one process, the workers cannot see it")
     ray = _ray()

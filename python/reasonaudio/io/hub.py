@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 
-from reasonaudio.dataset import TABLE_COLUMNS, Benchmark, iter_jsonl
+from reasonaudio.io.benchmark import TABLE_COLUMNS, Benchmark, iter_jsonl
 from reasonaudio.errors import UserError
 
 BEIR_PATH_KEYS = ("path", "audio", "audio_path", "file")

@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import MARKER, output_directory
 
 MANIFEST = "manifest.json"
 
@@ -51,7 +52,7 @@ class Output:
     """An output directory being written, as a context manager: on normal exit the staged output
     is put into place, on an exception it is removed. Tables go to `root` (always a local
     directory); audio to `audio_url` (the same place when local, the remote staging prefix
-    otherwise). A local output follows `reasonaudio.outputs` (lock, kind marker, refusals)."""
+    otherwise). A local output follows `reasonaudio.io.outputs` (lock, kind marker, refusals)."""
 
     def __init__(self, target: str | os.PathLike, kind: str, *, inputs=(), force: bool = False):
         self.target = target
@@ -72,7 +73,7 @@ class Output:
 
     def __enter__(self) -> "Output":
         if not self.remote:
-            from reasonaudio.outputs import output_directory
+
 
             self._local = output_directory(self.target, self.kind, inputs=self.inputs, force=self.force)
             self.root = self._local.__enter__()
@@ -119,8 +120,8 @@ class Output:
     # -- remote outputs ---------------------------------------------------------------------------
 
     def _check_remote(self) -> None:
-        """The refusals of `reasonaudio.outputs`, on a remote filesystem (it has no locks)."""
-        from reasonaudio.outputs import MARKER
+        """The refusals of `reasonaudio.io.outputs`, on a remote filesystem (it has no locks)."""
+
 
         fs, path, shown = self.fs, self.path, str(self.target)
         if not fs.exists(path):
@@ -139,7 +140,7 @@ class Output:
             raise UserError(f"{shown}: holds an earlier {self.kind}; pass --force to replace it")
 
     def _commit_remote(self) -> None:
-        from reasonaudio.outputs import MARKER
+
 
         fs, tmp = self.fs, self._remote_tmp
         self._check_remote()  # again: the location may have changed while the output was made

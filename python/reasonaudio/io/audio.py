@@ -27,7 +27,7 @@ def to_rate(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
 
 def read_mono(path) -> tuple[np.ndarray, int]:
     """(float32 mono samples, sample rate) of a file, or of a lazily decoded Hub audio value
-    (anything with `open_audio()`, see reasonaudio.hub)."""
+    (anything with `open_audio()`, see reasonaudio.io.hub)."""
     import soundfile as sf
 
     try:

@@ -15,7 +15,7 @@ An exported folder is read by mteb's own `RetrievalDatasetLoader` (the configs `
 benchmark directory is handed to mteb in memory, its audio as file paths decoded by `datasets`.
 
     import mteb
-    from reasonaudio.mteb import tasks_for
+    from reasonaudio.evaluation.mteb import tasks_for
     results = mteb.evaluate(model, tasks_for("bench_hf"), cache=None)
 """
 
@@ -32,7 +32,7 @@ try:
     from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
     from mteb.abstasks.task_metadata import TaskMetadata
 except ImportError as _err:  # pragma: no cover - exercised only without the extra
-    raise UserError(f"reasonaudio.mteb needs mteb >= 2 ({_err}); install it with `pip install 'reasonaudio[hf]'`") from None
+    raise UserError(f"reasonaudio.evaluation.mteb needs mteb >= 2 ({_err}); install it with `pip install 'reasonaudio[hf]'`") from None
 
 SPLIT = "test"
 LANG = ["eng-Latn", "zxx-Zxxx"]  # English queries; audio has no language (mteb's convention for t2a)
@@ -42,13 +42,13 @@ def _source(path: str | Path) -> tuple[Path, str, list[str], str]:
     """(folder, kind, tasks, revision): kind is 'benchmark' or 'hub'; revision a content hash."""
     root = Path(path)
     if (root / "manifest.json").is_file():
-        from reasonaudio.dataset import load_benchmark
+        from reasonaudio.io.benchmark import load_benchmark
 
         bench = load_benchmark(root)
-        from reasonaudio.evaluate import manifest_hash, task_order
+        from reasonaudio.evaluation.run import manifest_hash, task_order
 
         return root, "benchmark", task_order(bench.queries["task"].unique().to_list()), manifest_hash(bench)
-    from reasonaudio.hub import hub_configs
+    from reasonaudio.io.hub import hub_configs
 
     configs = hub_configs(root) if root.is_dir() else {}
     tasks = [n[: -len("-qrels")] for n in configs if n.endswith("-qrels") and not n.endswith("-mc-qrels")]
@@ -58,7 +58,7 @@ def _source(path: str | Path) -> tuple[Path, str, list[str], str]:
         )
     card = root / "README.md"
     revision = hashlib.sha256(card.read_bytes()).hexdigest()[:16] if card.is_file() else "local"
-    from reasonaudio.evaluate import task_order
+    from reasonaudio.evaluation.run import task_order
 
     return root, "hub", task_order(tasks), revision
 
@@ -144,7 +144,7 @@ def _from_benchmark(root: Path, tasks: list[str], *, two_option: bool) -> dict[s
     import polars as pl
     from datasets import Audio, Dataset
 
-    from reasonaudio.dataset import load_benchmark
+    from reasonaudio.io.benchmark import load_benchmark
 
     bench = load_benchmark(root)
     corpus = Dataset.from_dict(

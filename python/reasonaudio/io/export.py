@@ -29,9 +29,9 @@ from pathlib import Path
 
 import polars as pl
 
-from reasonaudio.dataset import TASKS, load_benchmark
+from reasonaudio.io.benchmark import TASKS, load_benchmark
 from reasonaudio.errors import UserError
-from reasonaudio.outputs import output_directory
+from reasonaudio.io.outputs import output_directory
 
 SPLIT = "test"
 DEFAULT_SHARD_BYTES = 500 * 1024 * 1024

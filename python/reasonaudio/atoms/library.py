@@ -16,10 +16,9 @@ In memory an `AtomLibrary` keeps all audio in one flat float32 array with uint64
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -27,13 +26,15 @@ import polars as pl
 import soundfile as sf
 
 from reasonaudio import _core
+from reasonaudio.contract import ATOM_SPLITS, TABLE_COLUMNS
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import output_directory
 
 PROCEDURAL = "procedural"
 PROCEDURAL_LICENSE = "CC0-1.0"
 DEFAULT_SAMPLE_RATE = 16000
 #: Columns of atoms.parquet fixed by the contract (extra columns follow them).
-CONTRACT_COLUMNS = ("atom_id", "label", "phrase", "duration_s", "source", "license")
+CONTRACT_COLUMNS = TABLE_COLUMNS["atoms"]
 #: Leading/trailing silence is trimmed at this level relative to the file's peak
 #: (measured on 10 ms frames of RMS), so quiet but real sound is kept.
 TRIM_THRESHOLD_DB = -40.0
@@ -72,8 +73,8 @@ class AtomLibrary:
         for name, column in (("splits", self.splits), ("attributions", self.attributions)):
             if column and len(column) != n:
                 raise ValueError(f"AtomLibrary {name} must be empty or describe every atom")
-        if any(s not in ("train", "test", "") for s in self.splits):
-            raise ValueError("splits must be 'train', 'test' or ''")
+        if any(s and s not in ATOM_SPLITS for s in self.splits):
+            raise ValueError(f"splits must be one of {ATOM_SPLITS} or ''")
         self._label_index = {}
         phrase_of: dict[str, str] = {}
         for i, label in enumerate(self.labels):
@@ -210,7 +211,7 @@ class AtomLibrary:
                     f"{phrase_of[label]!r}; exemplars of one label share its phrase"
                 )
         splits = table["split"].cast(pl.Utf8).fill_null("").to_list() if "split" in table.columns else []
-        bad_split = next((r for r, v in enumerate(splits) if v not in ("train", "test", "")), None)
+        bad_split = next((r for r, v in enumerate(splits) if v and v not in ATOM_SPLITS), None)
         if bad_split is not None:
             raise UserError(f"{table_path} row {bad_split}: split {splits[bad_split]!r}; expected 'train', 'test' or empty")
         attributions = table["attribution"].cast(pl.Utf8).fill_null("").to_list() if "attribution" in table.columns else []
@@ -252,8 +253,6 @@ class AtomLibrary:
 
     def save(self, path: str | os.PathLike[str], overwrite: bool = False) -> Path:
         """Write the library directory atomically (temporary sibling, then rename)."""
-        from reasonaudio.outputs import output_directory
-
         dest = Path(path)
         with output_directory(dest, "atom library", force=overwrite) as tmp:
             (tmp / "audio").mkdir()
@@ -272,110 +271,3 @@ def _write_float_wav(path: Path, x: npt.NDArray[np.float32], sample_rate: int) -
     with sf.SoundFile(path, "w", sample_rate, 1, subtype="FLOAT", format="WAV") as fh:
         sf._snd.sf_command(fh._file, _SFC_SET_ADD_PEAK_CHUNK, sf._ffi.NULL, 0)  # soundfile has no public switch
         fh.write(x)
-
-
-# ------------------------------------------------------------------ import
-
-
-def import_folder(
-    src: str | os.PathLike[str],
-    out: str | os.PathLike[str],
-    labels_csv: str | os.PathLike[str] | None = None,
-    sample_rate: int = DEFAULT_SAMPLE_RATE,
-    skip_bad: bool = False,
-    min_duration_s: float = 0.3,
-    max_duration_s: float = 10.0,
-    overwrite: bool = False,
-):
-    """A class-folder (``src/<label>/<file>``, many files per label) or labels-CSV import; see
-    `reasonaudio.atom_import.import_atoms` for every layout and option."""
-    from reasonaudio.atom_import import import_atoms
-
-    return import_atoms(
-        src, out, layout="csv" if labels_csv is not None else "folders", labels_csv=labels_csv,
-        sample_rate=sample_rate, skip_bad=skip_bad, min_duration_s=min_duration_s,
-        max_duration_s=max_duration_s, overwrite=overwrite,
-    )
-
-
-# ------------------------------------------------------------------ features and pictures
-
-
-def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int, f_max: float | None = None) -> npt.NDArray[np.float64]:
-    """Triangular filters on the HTK mel scale, shape (n_mels, n_fft // 2 + 1)."""
-    f_max = f_max or sample_rate / 2
-
-    def mel(f: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        return 2595.0 * np.log10(1.0 + np.asarray(f, dtype=np.float64) / 700.0)
-
-    edges_hz = 700.0 * (10 ** (np.linspace(mel(30.0), mel(f_max), n_mels + 2) / 2595.0) - 1.0)
-    bins = np.linspace(0, sample_rate / 2, n_fft // 2 + 1)
-    fb = np.zeros((n_mels, len(bins)))
-    for m in range(n_mels):
-        lo, mid, hi = edges_hz[m : m + 3]
-        rise = (bins - lo) / (mid - lo)
-        fall = (hi - bins) / (hi - mid)
-        fb[m] = np.clip(np.minimum(rise, fall), 0.0, None)
-    return fb
-
-
-def log_mel(x: npt.ArrayLike, sample_rate: int, n_mels: int = 64, hop_s: float = 0.010) -> npt.NDArray[np.float64]:
-    """Log-mel power spectrogram in dB, shape (n_mels, frames); 32 ms Hann windows."""
-    x = np.asarray(x, dtype=np.float64)
-    n_fft = int(2 ** np.ceil(np.log2(0.032 * sample_rate)))
-    hop = max(1, int(hop_s * sample_rate))
-    if len(x) < n_fft:
-        x = np.pad(x, (0, n_fft - len(x)))
-    n_frames = 1 + (len(x) - n_fft) // hop
-    idx = np.arange(n_fft)[None, :] + hop * np.arange(n_frames)[:, None]
-    frames = x[idx] * np.hanning(n_fft)[None, :]
-    power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
-    mel_power = mel_filterbank(sample_rate, n_fft, n_mels) @ power.T
-    return 10.0 * np.log10(mel_power + 1e-10)
-
-
-def contact_sheet(
-    lib: AtomLibrary,
-    out_png: str | os.PathLike[str],
-    columns: int = 10,
-    indices: Iterable[int] | None = None,
-    progress: bool = False,
-) -> Path:
-    """A grid of log-mel images of the atoms, each titled with its label (written atomically)."""
-    from tqdm.auto import tqdm
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    chosen = list(range(len(lib))) if indices is None else list(indices)
-    if not chosen:
-        raise UserError("contact sheet: no atoms to draw")
-    columns = max(1, min(columns, len(chosen)))
-    rows = int(np.ceil(len(chosen) / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(columns * 1.9, rows * 1.35), squeeze=False)
-    for ax in axes.ravel():
-        ax.axis("off")
-    for ax, i in tqdm(list(zip(axes.ravel(), chosen)), desc="contact sheet", unit="atom", disable=not progress, leave=False):
-        spec = log_mel(lib.audio(i), lib.sample_rate)
-        vmax = spec.max()
-        ax.imshow(spec, origin="lower", aspect="auto", cmap="magma", vmin=vmax - 80, vmax=vmax,
-                  extent=(0, len(lib.audio(i)) / lib.sample_rate, 0, spec.shape[0]))
-        ax.set_title(lib.labels[i], fontsize=7)
-        ax.axis("on")
-        ax.set_yticks([])
-        ax.tick_params(axis="x", labelsize=5, length=2, pad=1)
-    fig.suptitle(f"{len(chosen)} atoms, log-mel (64 bands, 30 Hz-{lib.sample_rate // 2} Hz), seconds on x", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.985))
-    from reasonaudio.outputs import output_file
-
-    dest = Path(out_png)
-    try:
-        with output_file(dest, force=True) as tmp:
-            if progress:
-                print("drawing the sheet …", file=sys.stderr, flush=True)
-            fig.savefig(tmp, dpi=90)
-    finally:
-        plt.close(fig)
-    return dest

@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from reasonaudio.contract import ATOM_SPLITS
 from reasonaudio.errors import UserError
 
 #: `ev_mode` codes of the planner: the event is the atom as is, looped, or its head trimmed.
 MODE_NATIVE, MODE_LOOP, MODE_TRIM = 0, 1, 2
 _EXEMPLAR_STREAM = 0x4558_454D  # "EXEM": keeps exemplar draws independent of every other stream
-SPLITS = ("all", "train", "test")
+SPLITS = ("all", *ATOM_SPLITS)
 
 
 @dataclass

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from reasonaudio import metrics
-from reasonaudio.dataset import TASKS, Benchmark
+from reasonaudio.evaluation import metrics
+from reasonaudio.io.benchmark import TASKS, Benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import (
     ClipSet,

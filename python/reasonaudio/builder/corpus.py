@@ -1,0 +1,243 @@
+"""The corpus of clip plans, and the hard negatives of every query found in it or planned on purpose
+into clips of it (contract §3.2)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from reasonaudio import _core
+from reasonaudio.builder.config import BuildConfig
+from reasonaudio.contract import PATTERNS
+from reasonaudio.queries import ClipView, QuerySpec
+from reasonaudio.relevance import plan_relevance as relevance, positive_labels
+
+# --- corpus plans ---------------------------------------------------------------------------------
+
+
+class Corpus:
+    """Columnar clip plans with a few clips replaced on purpose (planned hard negatives)."""
+
+    def __init__(self, cols: dict[str, np.ndarray]):
+        self.cols = cols
+        self.replaced: dict[int, dict[str, np.ndarray]] = {}
+
+    @property
+    def n_clips(self) -> int:
+        return len(self.cols["clip_length"])
+
+    def pattern(self, i: int) -> str:
+        plan = self.replaced.get(i)
+        flag = plan["clip_overlap"][0] if plan is not None else self.cols["clip_overlap"][i]
+        return PATTERNS[int(flag)]
+
+    def replace(self, i: int, plan: dict[str, np.ndarray]) -> None:
+        if PATTERNS[int(plan["clip_overlap"][0])] != self.pattern(i):
+            raise AssertionError("a replacement must keep the clip's pattern")
+        self.replaced[i] = plan
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The final plan table: per-event columns sorted by clip, per-clip columns."""
+        if not self.replaced:
+            return self.cols
+        ptr = self.cols["clip_event_ptr"]
+        pieces: dict[str, list[np.ndarray]] = {k: [] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db", "ev_mode", "ev_clip")}
+        start = 0
+        for i in sorted(self.replaced):
+            plan = self.replaced[i]
+            for k in pieces:
+                pieces[k].append(self.cols[k][ptr[start] : ptr[i]])
+                pieces[k].append(np.full_like(plan[k], i) if k == "ev_clip" else plan[k])
+            start = i + 1
+        for k in pieces:
+            pieces[k].append(self.cols[k][ptr[start] :])
+        out = {k: np.concatenate(v) for k, v in pieces.items()}
+        counts = np.bincount(out["ev_clip"], minlength=self.n_clips)
+        out["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+        out["clip_length"] = self.cols["clip_length"].copy()
+        out["clip_overlap"] = self.cols["clip_overlap"].copy()
+        for i, plan in self.replaced.items():
+            out["clip_length"][i] = plan["clip_length"][0]
+        return out
+
+    def views(self) -> list[ClipView]:
+        cols = self.columns()
+        ptr = cols["clip_event_ptr"].astype(np.int64)
+        atoms = cols["ev_atom"].tolist()
+        on = cols["ev_onset"].tolist()
+        off = (cols["ev_onset"] + cols["ev_length"]).tolist()
+        pat = cols["clip_overlap"].tolist()
+        return [
+            ClipView(atoms[ptr[i] : ptr[i + 1]], on[ptr[i] : ptr[i + 1]], off[ptr[i] : ptr[i + 1]], PATTERNS[pat[i]])
+            for i in range(len(pat))
+        ]
+
+
+def _containment_logic(logic: dict) -> dict:
+    return {"all": [{"has": lab} for lab in positive_labels(logic)]}
+
+
+# --- hard negatives planned on purpose -------------------------------------------------------------
+
+
+def _hard_negative_request(spec: QuerySpec, label_index: dict[str, int], bin_of_threshold) -> list[dict]:
+    """Ways to plan a clip that holds every positive label of the query and breaks its logic."""
+    lid = label_index
+    cons = spec.logic["all"]
+    nots = [lid[c["not"]] for c in cons if "not" in c]
+    befores = [c["before"] for c in cons if "before" in c]
+    overlaps = [c["overlap"] for c in cons if "overlap" in c]
+    durs = [c["duration"] for c in cons if "duration" in c]
+    pos = [lid[x] for x in positive_labels(spec.logic)]
+    requests: list[dict] = []
+    if nots:
+        # contain a negated sound: breaks `not` whatever else happens
+        requests.append({"pattern": "sequential", "required": pos + [nots[0]], "ordered": False})
+    if befores:
+        a, b = befores[0]
+        rest = [x for x in pos if x not in (lid[a], lid[b])]
+        requests.append({"pattern": "sequential", "required": [lid[b], lid[a]] + rest, "ordered": True})
+    if overlaps:
+        requests.append({"pattern": "sequential", "required": pos, "ordered": False})
+    for d in durs:
+        bins = bin_of_threshold(d)
+        if bins is not None:
+            req_bins = [bins if x == lid[d["label"]] else None for x in pos]
+            requests.append({"pattern": "sequential", "required": pos, "ordered": False, "required_bins": req_bins})
+    return requests
+
+
+class CorpusFull(Exception):
+    """Planned hard negatives need more free clips than the corpus has (or cannot be planned);
+    `query_index` is the first query that could not get one."""
+
+    def __init__(self, query_index: int, reason: str):
+        super().__init__(reason)
+        self.query_index = query_index
+        self.reason = reason
+
+
+def _plan_hard_negative(
+    spec: QuerySpec,
+    query_index: int,
+    config: BuildConfig,
+    params_json: str,
+    natives: np.ndarray,
+    labels: list[str],
+    bin_of_threshold,
+    variant: int = 0,
+    patterns: tuple[str, ...] = PATTERNS,
+) -> dict[str, np.ndarray]:
+    """A clip planned to be a hard negative of `spec`, in one of `patterns` (those with a free clip
+    left to replace); `variant` > 0 asks for further, different ones."""
+    label_index = {lab: i for i, lab in enumerate(labels)}
+    requests = _hard_negative_request(spec, label_index, bin_of_threshold)
+    containment = _containment_logic(spec.logic)
+    last_error = "every planned clip satisfied the query or lacked a mentioned sound"
+    if not requests:
+        raise CorpusFull(query_index, f"no way to plan a hard negative for {json.dumps(spec.logic)}")
+    for attempt in range(64):
+        req = requests[(attempt + variant) % len(requests)]
+        key = (1 << 48) + (variant << 40) + query_index * 1024 + attempt
+        # the request's own pattern when a clip of it is free, else the other one
+        pattern = req["pattern"] if req["pattern"] in patterns else patterns[attempt % len(patterns)]
+        try:
+            plan = _core.plan_clip(
+                natives,
+                config.seed,
+                key,
+                pattern,
+                params_json,
+                required=req["required"],
+                ordered=req["ordered"],
+                required_bins=req.get("required_bins", []),
+            )
+        except ValueError as err:  # e.g. more required sounds than max_events allows
+            last_error = str(err)
+            continue
+        rel, contains = relevance(plan, labels, [spec.logic, containment], config.sample_rate, 1)
+        if len(contains) == 1 and len(rel) == 0:
+            return plan
+    raise CorpusFull(query_index, f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)}): {last_error}")
+
+
+@dataclass
+class Pairs:
+    """What pairing queries with positives and hard negatives made: the corpus with its planned
+    clips, relevance on it, the two-option pairs, hard negatives per query."""
+
+    corpus: Corpus
+    relevant: list[np.ndarray]
+    positives: list[int]
+    negatives: list[int]
+    planned: int
+    hard_counts: list[int]
+
+    @staticmethod
+    def empty(corpus: Corpus) -> "Pairs":
+        return Pairs(corpus, [], [], [], 0, [])
+
+
+def hard_negatives(
+    corpus: Corpus,
+    specs: list[QuerySpec],
+    config: BuildConfig,
+    params_json: str,
+    natives: np.ndarray,
+    labels: list[str],
+    bin_of_threshold,
+) -> Pairs:
+    """Pick a positive and the hard negatives of every query, planning missing hard negatives into
+    free clips of the corpus (raises _CorpusFull when it runs out of them)."""
+    n = corpus.n_clips
+    rng = np.random.default_rng([config.seed, 0x4D43])
+    logics = [s.logic for s in specs]
+    containments = [_containment_logic(lg) for lg in logics]
+    final = corpus.columns()
+    rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
+    con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
+    protected = {s.anchor for s in specs}
+    want = config.min_hard_negatives
+    pos_pick: list[int] = []
+    neg_pick: list[int | None] = []
+    kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
+    for q, spec in enumerate(specs):
+        if spec.anchor not in set(rel[q].tolist()):
+            raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
+        pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
+        hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
+        neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
+        extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
+        kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
+    protected.update(pos_pick)
+    protected.update(x for held in kept for x in held)
+    free = {p: [i for i in range(n) if corpus.pattern(i) == p and i not in protected] for p in PATTERNS}
+    planned = 0
+    for q, spec in enumerate(specs):
+        for variant in range(want - len(kept[q])):
+            open_patterns = tuple(p for p in PATTERNS if free[p])
+            if not open_patterns:
+                raise CorpusFull(q, "no free clip left to hold a planned hard negative")
+            plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold, variant, open_patterns)
+            pattern = PATTERNS[int(plan["clip_overlap"][0])]
+            victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
+            corpus.replace(victim, plan)
+            kept[q].append(victim)
+            if neg_pick[q] is None:
+                neg_pick[q] = victim
+            planned += 1
+    final = corpus.columns()
+    rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
+    con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
+    for q in range(len(specs)):
+        rq = set(rel[q].tolist())
+        if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
+            raise AssertionError(f"query {q}: two-option pair broken by a replaced clip")
+    hard_counts = [len(np.setdiff1d(con[q], rel[q], assume_unique=True)) for q in range(len(specs))]
+    if hard_counts and min(hard_counts) < want:
+        raise AssertionError(f"a query has fewer than {want} hard negatives after planning")
+    return Pairs(corpus, rel, pos_pick, [int(x) for x in neg_pick], planned, hard_counts)
+
+

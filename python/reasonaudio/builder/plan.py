@@ -1,0 +1,204 @@
+"""Planning a benchmark: everything decided before rendering (clip plans, queries, relevance,
+hard negatives, two-option pairs), the same wherever it runs. Rendering any clip range of the plan,
+anywhere, gives the same bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from reasonaudio import _core
+from reasonaudio.atoms import AtomLibrary, LabelView, select_split
+from reasonaudio.builder.config import AUDIO_FORMATS, BuildConfig, note
+from reasonaudio.builder.corpus import Corpus, CorpusFull, Pairs, hard_negatives
+from reasonaudio.contract import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, TASKS
+from reasonaudio.errors import UserError
+from reasonaudio.queries import QueryCapacityError, QueryGenerator, QuerySpec
+
+# An event must be audible in the mix (contract §3.6, AUDIBLE_DBFS over AUDIBLE_WINDOW_S). The
+# quietest gain the planner may draw, and 6 dB for fades and window alignment, come on top.
+
+
+def _inaudible_atoms(library, params: dict) -> list[str]:
+    """Labels of atoms whose shortest possible event (a trimmed prefix) would be inaudible at the
+    library's rate: a library resampled down loses what lies above the new Nyquist frequency."""
+    sr = library.sample_rate
+    window = max(1, int(round(AUDIBLE_WINDOW_S * sr)))
+    prefix = max(window, int(params["duration_bins"][0][0] * sr))
+    floor = 10 ** ((AUDIBLE_DBFS - float(params["gain_db"][0]) + 6.0) / 20)
+    quiet = []
+    for i, label in enumerate(library.labels):
+        x = np.asarray(library.audio(i)[:prefix], dtype=np.float64)
+        frames = x[: x.size // window * window].reshape(-1, window) if x.size >= window else x[None, :]
+        if float(np.sqrt((frames * frames).mean(axis=1).max())) < floor:
+            quiet.append(label)
+    return quiet
+
+
+# --- the plan, shared by every way of rendering it ------------------------------------------------
+
+
+@dataclass
+class BuildPlan:
+    """Everything planning decided (runs once, cheap): the final clip plans, queries, relevance,
+    two-option pairs. Rendering any clip range of it, anywhere, gives the same bytes."""
+
+    config: BuildConfig
+    library: object
+    atom_audio: np.ndarray
+    atom_offsets: np.ndarray
+    params: dict
+    thresholds: list[float]
+    final: dict[str, np.ndarray]
+    clip_ids: list[str]
+    specs: list[QuerySpec]
+    query_ids: list[str]
+    relevant: list[np.ndarray]
+    positives: list[int]
+    negatives: list[int]
+    planned: int
+    hard_counts: list[int]
+    seconds: float = 0.0  # how long planning (or loading the plan) took; never written to outputs
+    origin: str = "planned corpus and queries"
+
+    @property
+    def n_clips(self) -> int:
+        return len(self.clip_ids)
+
+    @property
+    def rel_paths(self) -> list[str]:
+        ext = AUDIO_FORMATS[self.config.audio_format]
+        return [f"audio/{cid}{ext}" for cid in self.clip_ids]
+
+    def slice(self, lo: int, hi: int) -> dict[str, np.ndarray]:
+        """Plan columns of clips [lo, hi), clip indices rebased to 0: all a renderer needs."""
+        return plan_slice(self.final, lo, hi)
+
+    def fingerprint(self) -> str:
+        """sha256 of what decides the output: build parameters, final plans, queries and pairs;
+        shards of one benchmark must agree on it."""
+        h = hashlib.sha256()
+        h.update(json.dumps(self.config.recorded(), sort_keys=True).encode())
+        for key in sorted(self.final):
+            h.update(key.encode())
+            h.update(np.ascontiguousarray(self.final[key]).tobytes())
+        h.update(json.dumps([self.query_ids, [s.logic for s in self.specs], self.positives, self.negatives]).encode())
+        h.update(np.ascontiguousarray(self.atom_audio, dtype="<f4").tobytes())
+        return h.hexdigest()
+
+
+def plan_slice(cols: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
+    ptr = cols["clip_event_ptr"].astype(np.int64)
+    e0, e1 = int(ptr[lo]), int(ptr[hi])
+    return {
+        "ev_clip": (cols["ev_clip"][e0:e1].astype(np.int64) - lo).astype(np.uint32),
+        "ev_atom": cols["ev_atom"][e0:e1].astype(np.uint32),
+        "ev_onset": cols["ev_onset"][e0:e1].astype(np.int64),
+        "ev_length": cols["ev_length"][e0:e1].astype(np.int64),
+        "ev_gain_db": cols["ev_gain_db"][e0:e1].astype(np.float32),
+        "clip_length": cols["clip_length"][lo:hi].astype(np.int64),
+    }
+
+def plan_benchmark(config: BuildConfig) -> BuildPlan:
+    """Plan a benchmark: everything decided before rendering (the same wherever it runs)."""
+    t0 = time.perf_counter()
+    library = select_split(AtomLibrary.open(config.atoms, sample_rate=config.sample_rate), config.exemplar_split)
+    # planning, queries and relevance work on labels; exemplars are drawn at the end (exemplars.py)
+    label_view = LabelView.of(library)
+    labels = label_view.labels
+    audio, offsets = library.flat()
+    natives = label_view.natives
+    params_json, thresholds = config.plan_params(len(labels))
+    quiet = _inaudible_atoms(library, json.loads(params_json))
+    if quiet:
+        raise UserError(
+            f"{len(quiet)} atom(s) of {config.atoms} are (nearly) silent at {config.sample_rate} Hz, so their events "
+            f"would be inaudible (contract §3.6): {', '.join(quiet[:5])}{', …' if len(quiet) > 5 else ''}; "
+            "their sound lies above the Nyquist frequency or in their tail: use a higher --sample-rate or drop them from the library"
+        )
+    if config.queries_per_task and len(thresholds) < 1:
+        raise UserError("duration queries need a duration threshold: --plan duration_bins must give two or more bins")
+    try:
+        cols = _core.plan_corpus(natives, config.clips, config.overlap_fraction, config.seed, params_json, config.worker_threads)
+    except ValueError as err:
+        raise UserError(f"planning the corpus: {err}") from None
+    params = json.loads(params_json)
+    bins = params["duration_bins"]
+
+    def bin_of_threshold(dur: dict):
+        """A duration bin on the wrong side of a duration bound."""
+        lo, hi = dur.get("min_s"), dur.get("max_s")
+        for i, (b_lo, b_hi) in enumerate(bins):
+            if lo is not None and b_hi < lo:
+                return i
+            if hi is not None and b_lo > hi:
+                return i
+        return None
+
+    n = len(cols["clip_length"])
+    width = max(6, len(str(n - 1)))
+    clip_ids = [f"clip_{i:0{width}d}" for i in range(n)]
+    views = Corpus(cols).views()
+
+    generator = QueryGenerator(views, labels, label_view.phrases, config.sample_rate, list(thresholds), config.seed)
+
+    def draw(per_task: int, tasks: list[str]) -> list[QuerySpec]:
+        generator.restart()  # each attempt draws as a fresh generator would
+        return [generator.generate(task, j) for task in tasks for j in range(per_task)]
+
+    def pair_up(specs: list[QuerySpec]) -> Pairs:
+        return hard_negatives(Corpus(cols), specs, config, params_json, natives, labels, bin_of_threshold)
+
+    # The corpus decides how many distinct queries (and planned hard negatives) it can host: the
+    # largest number per task up to the one asked for (a bisection over numbers that fail), a task
+    # no clip can host left out. Every attempt starts afresh, so the result is exactly the build
+    # that asks for that number.
+    tasks = list(TASKS)
+    best: tuple[int, list[QuerySpec], Pairs] | None = None
+    failing = config.queries_per_task + 1  # the smallest number known to fail
+    candidate = config.queries_per_task
+    while tasks and candidate > (best[0] if best else 0):
+        try:
+            drawn = draw(candidate, tasks)
+        except QueryCapacityError as err:
+            if err.index == 0:
+                tasks.remove(err.task)
+                note(f"no clip of this corpus can host {'an' if err.task[0] in 'aeiou' else 'a'} {err.task} query: the benchmark has none ({err})")
+            else:
+                failing, candidate = candidate, err.index
+            continue
+        try:
+            paired = pair_up(drawn)
+        except CorpusFull:
+            failing, candidate = candidate, ((best[0] if best else 0) + candidate) // 2
+            continue
+        best = (candidate, drawn, paired)
+        candidate = (candidate + failing) // 2
+    per_task, specs, pairs = best if best else (0, [], Pairs.empty(Corpus(cols)))
+    if config.queries_per_task and not specs:
+        raise UserError(
+            f"a corpus of {n} clips cannot host queries with hard negatives "
+            f"(use more --clips, or --queries-per-task 0 for a corpus without queries)"
+        )
+    if specs and per_task < config.queries_per_task:
+        note(
+            f"{n} clips host {per_task} distinct queries per task with hard negatives "
+            f"(asked for {config.queries_per_task}); building {per_task} per task"
+        )
+    query_ids = [f"{s.task}_{j % max(per_task, 1):04d}" for j, s in enumerate(specs)]
+    corpus = pairs.corpus
+    final = label_view.draw(corpus.columns(), config.seed)
+    rel = pairs.relevant
+    positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
+    t_plan = time.perf_counter() - t0
+
+    plan = BuildPlan(
+        config, library, audio, offsets, params, list(thresholds), final, clip_ids, specs, query_ids,
+        rel, positives, negatives, planned, hard_counts, t_plan,
+    )
+    return plan
+

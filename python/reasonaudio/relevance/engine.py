@@ -1,0 +1,339 @@
+"""Relevance through the Rust core: events x query logic -> relevant (query, clip) pairs.
+
+Semantics are the contract's (spec §2); the work is done by `reasonaudio._core.annotate_csr`.
+Events cross the boundary as integer ticks: sample positions with the sample rate, or seconds
+quantised to whole microseconds (rate 1e6) when only seconds are known.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+import polars as pl
+
+from reasonaudio import _core
+from reasonaudio.contract import logic as contract_logic
+from reasonaudio.errors import UserError
+
+
+MICROSECOND_RATE = 1_000_000.0
+
+LogicLike = Union[str, Mapping[str, Any]]
+
+# Strong-label tables: (clip, onset seconds, offset seconds, label) column names per source.
+_STRONG_LAYOUTS: tuple[tuple[str, str, str, str], ...] = (
+    ("filename", "onset", "offset", "event_label"),  # DESED / DCASE task 4
+    ("segment_id", "start_time_seconds", "end_time_seconds", "label"),  # AudioSet-Strong
+    ("clip_id", "onset_s", "offset_s", "label"),  # this project's own seconds columns
+)
+
+
+@dataclass(frozen=True)
+class EventArrays:
+    """Events encoded for the core: clip and label indices, integer ticks, ticks per second."""
+
+    clip: np.ndarray  # uint32, index into clip_ids
+    label: np.ndarray  # uint32, index into labels
+    onset: np.ndarray  # int64 ticks
+    offset: np.ndarray  # int64 ticks (exclusive)
+    rate: float
+    clip_ids: list[str]
+    labels: list[str]
+
+
+@dataclass(frozen=True)
+class RelevanceCSR:
+    """Query i's relevant clips are `clip_ids[j]` for j in `clip_indices[indptr[i]:indptr[i+1]]`."""
+
+    indptr: np.ndarray  # uint64, len(query_ids) + 1
+    clip_indices: np.ndarray  # uint32, ascending within each query
+    query_ids: list[str]
+    clip_ids: list[str]
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.clip_indices.shape[0])
+
+    def counts(self) -> np.ndarray:
+        """Number of relevant clips per query."""
+        return np.diff(self.indptr).astype(np.int64)
+
+    def clips_of(self, query: int) -> np.ndarray:
+        return self.clip_indices[int(self.indptr[query]) : int(self.indptr[query + 1])]
+
+    def to_frame(self) -> pl.DataFrame:
+        """qrels rows (contract §4): query_id, clip_id, relevance = 1, relevant pairs only."""
+        query_index = np.repeat(np.arange(len(self.query_ids), dtype=np.uint32), self.counts())
+        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
+        clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
+        return pl.DataFrame(
+            {
+                "query_id": queries.gather(query_index),
+                "clip_id": clips.gather(self.clip_indices),
+                "relevance": pl.Series("relevance", np.ones(self.n_pairs, dtype=np.int32)),
+            }
+        )
+
+
+def positive_labels(logic: LogicLike) -> list[str]:
+    """Distinct labels a query mentions positively (`has`, `before`, `overlap`, `duration`), in
+    order of first mention: a hard negative must contain all of them (spec §3.2)."""
+    text = logic if isinstance(logic, str) else json.dumps(logic)
+    try:
+        return contract_logic.positive_labels(contract_logic.parse_logic(text))
+    except contract_logic.LogicError as err:
+        raise UserError(f"logic {text[:120]}: {err}") from None
+
+
+def _logic_object(logic: LogicLike) -> Mapping[str, Any]:
+    if isinstance(logic, str):
+        try:
+            obj = json.loads(logic)
+        except json.JSONDecodeError as err:
+            raise UserError(f"logic is not valid JSON ({err}): {logic[:120]}") from None
+    else:
+        obj = logic
+    if not isinstance(obj, Mapping):
+        raise UserError(f'logic must be an object {{"all": [...]}}, got {obj!r:.120}')
+    return obj
+
+
+def _logic_json(logic: LogicLike) -> str:
+    if isinstance(logic, str):
+        return logic
+    return json.dumps(logic, allow_nan=True)
+
+
+def _require_columns(frame: pl.DataFrame, columns: Iterable[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise UserError(f"{what}: missing column(s) {', '.join(missing)}; found {', '.join(frame.columns)}")
+
+
+def _first_null_row(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[int, str] | None:
+    for column in columns:
+        nulls = frame[column].is_null()
+        if nulls.any():
+            return int(nulls.arg_true()[0]), column
+    return None
+
+
+def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> float:
+    if sample_rate is not None:
+        rate = float(sample_rate)
+        if not (math.isfinite(rate) and rate > 0):
+            raise UserError(f"sample_rate must be a positive number, got {sample_rate!r}")
+        # a rate that contradicts what the events themselves say would silently shift every time
+        if "sample_rate" in events.columns:
+            known = events["sample_rate"].drop_nulls().unique().to_list()
+            if len(known) == 1 and float(known[0]) != rate:
+                raise UserError(
+                    f"sample rate {sample_rate} contradicts the events' own {known[0]} Hz (the benchmark's manifest); "
+                    "leave --sample-rate out"
+                )
+        if {"onset_s", "offset_s"} <= set(events.columns) and events.height:
+            samples = events["offset_sample"].cast(pl.Float64).to_numpy()
+            seconds = events["offset_s"].cast(pl.Float64).to_numpy()
+            if not np.allclose(samples / rate, seconds, rtol=0, atol=1e-6):
+                raise UserError(
+                    f"sample rate {sample_rate} contradicts the events' offset_s (offset_sample / offset_s is not {sample_rate}); "
+                    "leave --sample-rate out or give the rate the samples were counted at"
+                )
+        return rate
+    if "sample_rate" in events.columns:
+        rates = events["sample_rate"].drop_nulls().unique()
+        if len(rates) != 1:
+            raise UserError(f"events: the sample_rate column must hold one value, found {rates.to_list()[:5]}")
+        return _rate_from_frame(events, rates[0])
+    if {"onset_s", "offset_s"} <= set(events.columns):
+        # Recover the exact integer rate from rows that have both samples and seconds.
+        samples = events["offset_sample"].cast(pl.Float64).to_numpy()
+        seconds = events["offset_s"].cast(pl.Float64).to_numpy()
+        usable = seconds > 0
+        if usable.any():
+            rate = float(np.round(np.median(samples[usable] / seconds[usable])))
+            if rate > 0 and np.allclose(samples / rate, seconds, rtol=0, atol=1e-6):
+                return rate
+        raise UserError(
+            "events: cannot infer the sample rate from onset_sample/offset_s (inconsistent); pass sample_rate"
+        )
+    raise UserError("events: onset_sample/offset_sample need a sample rate: pass sample_rate (or --sample-rate)")
+
+
+def _index_of(values: pl.Series, categories: list[str], what: str) -> np.ndarray:
+    if len(set(categories)) != len(categories):
+        seen: set[str] = set()
+        dup = next(c for c in categories if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+        raise UserError(f"{what}: id {dup!r} is listed twice")
+    encoded = values.cast(pl.Enum(categories), strict=False)
+    unknown = encoded.is_null()
+    if unknown.any():
+        row = int(unknown.arg_true()[0])
+        raise UserError(f"events row {row}: {what} {values[row]!r} is not in the given clip list")
+    return encoded.to_physical().cast(pl.UInt32).to_numpy()
+
+
+def prepare_events(
+    events: pl.DataFrame,
+    sample_rate: int | float | None = None,
+    clip_ids: Sequence[str] | None = None,
+) -> EventArrays:
+    """Encodes an events frame for the core (do it once when calling `relevance_csr` repeatedly).
+
+    `events` has `clip_id`, `label` and either `onset_sample`/`offset_sample` (the rate comes from
+    `sample_rate`, a `sample_rate` column, or is recovered exactly from `onset_s`/`offset_s`) or
+    only `onset_s`/`offset_s` (quantised to microseconds). `clip_ids` is the whole corpus, so that
+    clips without events still count for queries made only of `not`; by default the clips are
+    those in `events`, in order of first appearance.
+    """
+    _require_columns(events, ["clip_id", "label"], "events")
+    if {"onset_sample", "offset_sample"} <= set(events.columns):
+        time_columns = ["onset_sample", "offset_sample"]
+    elif {"onset_s", "offset_s"} <= set(events.columns):
+        time_columns = ["onset_s", "offset_s"]
+    else:
+        raise UserError(
+            "events: need onset_sample/offset_sample or onset_s/offset_s columns; "
+            f"found {', '.join(events.columns)}"
+        )
+    null = _first_null_row(events, ["clip_id", "label", *time_columns])
+    if null is not None:
+        raise UserError(f"events row {null[0]}: {null[1]} is missing")
+
+    clip_col = events["clip_id"].cast(pl.String)
+    label_col = events["label"].cast(pl.String)
+    if time_columns[0] == "onset_sample":
+        rate = _rate_from_frame(events, sample_rate)
+        try:
+            onset = events["onset_sample"].cast(pl.Int64).to_numpy()
+            offset = events["offset_sample"].cast(pl.Int64).to_numpy()
+        except pl.exceptions.InvalidOperationError as err:
+            raise UserError(f"events: onset_sample/offset_sample must be integers ({err})") from None
+    else:
+        rate = MICROSECOND_RATE
+        onset_s = events["onset_s"].cast(pl.Float64).to_numpy()
+        offset_s = events["offset_s"].cast(pl.Float64).to_numpy()
+        bad = ~(np.isfinite(onset_s) & np.isfinite(offset_s))
+        if bad.any():
+            raise UserError(f"events row {int(np.argmax(bad))}: onset_s/offset_s must be finite numbers")
+        onset = np.rint(onset_s * MICROSECOND_RATE).astype(np.int64)
+        offset = np.rint(offset_s * MICROSECOND_RATE).astype(np.int64)
+
+    backwards = offset < onset
+    if backwards.any():
+        row = int(np.argmax(backwards))
+        raise UserError(f"events row {row}: offset ({offset[row]}) is before onset ({onset[row]})")
+    negative = onset < 0
+    if negative.any():
+        row = int(np.argmax(negative))
+        raise UserError(f"events row {row}: onset ({onset[row]}) is negative; times count from the start of the clip")
+
+    if clip_ids is None:
+        clips = clip_col.unique(maintain_order=True).to_list()
+    else:
+        clips = [str(c) for c in clip_ids]
+    labels = label_col.unique(maintain_order=True).to_list()
+    return EventArrays(
+        clip=_index_of(clip_col, clips, "clip_id"),
+        label=label_col.cast(pl.Enum(labels)).to_physical().cast(pl.UInt32).to_numpy(),
+        onset=np.ascontiguousarray(onset, dtype=np.int64),
+        offset=np.ascontiguousarray(offset, dtype=np.int64),
+        rate=rate,
+        clip_ids=clips,
+        labels=labels,
+    )
+
+
+def _query_columns(
+    queries: pl.DataFrame | Sequence[LogicLike], query_ids: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
+    if isinstance(queries, pl.DataFrame):
+        _require_columns(queries, ["query_id", "logic"], "queries")
+        null = _first_null_row(queries, ["query_id", "logic"])
+        if null is not None:
+            raise UserError(f"queries row {null[0]}: {null[1]} is missing")
+        ids = queries["query_id"].cast(pl.String).to_list()
+        if queries["logic"].dtype == pl.String:
+            logic = queries["logic"].to_list()
+        else:
+            logic = [_logic_json(v) for v in queries["logic"].to_list()]
+    else:
+        logic = [_logic_json(v) for v in queries]
+        ids = [str(q) for q in query_ids] if query_ids is not None else [f"#{i}" for i in range(len(logic))]
+    if len(ids) != len(logic):
+        raise UserError(f"{len(ids)} query ids for {len(logic)} queries")
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        dup = next(q for q in ids if q in seen or seen.add(q))  # type: ignore[func-returns-value]
+        raise UserError(f"queries: query_id {dup!r} appears more than once")
+    return ids, logic
+
+
+def relevance_csr(
+    events: pl.DataFrame | EventArrays,
+    queries: pl.DataFrame | Sequence[LogicLike],
+    sample_rate: int | float | None = None,
+    clip_ids: Sequence[str] | None = None,
+    query_ids: Sequence[str] | None = None,
+    threads: int = 0,
+) -> RelevanceCSR:
+    """Relevant pairs as CSR arrays, plus the query and clip id lists they index.
+
+    `queries` is a frame with `query_id` + `logic`, or a sequence of logic (JSON strings or
+    dicts, e.g. derived logic such as "has every positive label") named by `query_ids`.
+    `threads=0` uses all cores; the result does not depend on it.
+    """
+    encoded = events if isinstance(events, EventArrays) else prepare_events(events, sample_rate, clip_ids)
+    ids, logic = _query_columns(queries, query_ids)
+    try:
+        indptr, clip_indices = engine_csr(encoded, logic, ids, threads)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    return RelevanceCSR(indptr=indptr, clip_indices=clip_indices, query_ids=ids, clip_ids=encoded.clip_ids)
+
+
+def engine_csr(events: EventArrays, logic_json: Sequence[str], query_ids: Sequence[str] | None = None, threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The one call into the Rust engine: (indptr, clip indices) of every logic's relevant clips.
+    Raises the core's typed errors unchanged (a caller that knows the input adds context)."""
+    return _core.annotate_csr(
+        events.clip, events.label, events.onset, events.offset, len(events.clip_ids), events.rate,
+        events.labels, list(logic_json), None if query_ids is None else list(query_ids), threads,
+    )
+
+
+def plan_events(cols: Mapping[str, np.ndarray], labels: list[str], rate: float) -> EventArrays:
+    """Events of the planner's columns (ev_clip, ev_atom, ev_onset, ev_length, clip_length), in samples."""
+    n_clips = len(cols["clip_length"])
+    return EventArrays(
+        clip=np.asarray(cols["ev_clip"]).astype(np.uint32),
+        label=np.asarray(cols["ev_atom"]).astype(np.uint32),
+        onset=np.asarray(cols["ev_onset"]).astype(np.int64),
+        offset=(np.asarray(cols["ev_onset"]) + np.asarray(cols["ev_length"])).astype(np.int64),
+        rate=float(rate),
+        clip_ids=[str(i) for i in range(n_clips)],  # the plan's clip indices; ids come with the tables
+        labels=list(labels),
+    )
+
+
+def plan_relevance(cols: Mapping[str, np.ndarray], labels: list[str], logics: list[dict], rate: int, threads: int) -> list[np.ndarray]:
+    """Relevant clip indices per logic on the planner's columns (the build's own use of the engine)."""
+    indptr, clips = engine_csr(plan_events(cols, labels, rate), [json.dumps(lg) for lg in logics], None, threads)
+    return [clips[indptr[q] : indptr[q + 1]] for q in range(len(logics))]
+
+
+def annotate(
+    events: pl.DataFrame,
+    queries: pl.DataFrame,
+    sample_rate: int | None = None,
+    threads: int = 0,
+    clip_ids: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """qrels (contract §4): query_id, clip_id, relevance = 1 for every relevant pair, by query
+    order then clip order."""
+    return relevance_csr(events, queries, sample_rate=sample_rate, clip_ids=clip_ids, threads=threads).to_frame()
+
+
