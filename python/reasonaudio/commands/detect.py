@@ -111,7 +111,7 @@ def run_train(args: argparse.Namespace) -> int:
     t = detector.training
     secs = detector.run_info.get("train_seconds")
     print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps (kept step {t.get('selected_step')})"
-          + (f" in {secs} s" if secs is not None else " (loaded from the cache)"))
+          + (f" in {secs} s wall, {detector.run_info.get('train_cpu_seconds')} s CPU" if secs is not None else " (loaded from the cache)"))
     seen = t.get("valid_train_recordings") or {}
     held = t.get("valid_held_out_recordings")
     print(f"  mixtures of training recordings: frame F1 {seen.get('frame_f1')}, event F1 {seen.get('event_f1')}")
