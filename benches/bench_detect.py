@@ -60,6 +60,7 @@ def probe(argv: list[str]) -> int:
     ap.add_argument("library", type=Path)
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--no-aisfx", action="store_true", help="leave out the aiSFX CNN (its CPU cost)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     lib = AtomLibrary.load(args.library, sample_rate=16000)
@@ -76,6 +77,8 @@ def probe(argv: list[str]) -> int:
 
     reps["log-mel mean+std (128-d)"] = logmel
     try:
+        if args.no_aisfx:
+            raise RuntimeError("--no-aisfx")
         from reasonaudio.detect.pretrained import AisfxFrontEnd
 
         front = AisfxFrontEnd(FeatureConfig())

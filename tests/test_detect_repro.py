@@ -28,7 +28,8 @@ def _cli(*args, env=None):
 
 
 def test_same_command_same_model_bytes_and_another_seed_differs(tmp_path):
-    cmd = ["procedural", "--steps", "20", "--batch", "4", "--labels", "20", "--seed", "3", "--quiet"]
+    # the command, with the augmentation on (its draws must be seeded too)
+    cmd = ["procedural", "--steps", "20", "--batch", "4", "--labels", "20", "--seed", "3", "--augment", "--quiet"]
     runs = [_cli(*cmd, "--out", str(tmp_path / f"m{k}.pt")) for k in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr
     assert (tmp_path / "m0.pt").read_bytes() == (tmp_path / "m1.pt").read_bytes()
@@ -41,7 +42,7 @@ def test_same_command_same_model_bytes_and_another_seed_differs(tmp_path):
 
 def test_training_bytes_do_not_depend_on_the_thread_setting(tmp_path):
     # training fixes its thread count (train.TRAIN_THREADS); REASONAUDIO_TORCH_THREADS is for detection
-    cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--quiet"]
+    cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--augment", "--quiet"]
     for t in (1, 2):
         r = _cli(*cmd, "--out", str(tmp_path / f"t{t}.pt"), env={"REASONAUDIO_TORCH_THREADS": str(t)})
         assert r.returncode == 0, r.stderr

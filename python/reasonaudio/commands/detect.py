@@ -37,7 +37,8 @@ def add_parser(subparsers) -> None:
     train.add_argument("--valid-clips", type=int, default=None, help=f"mixtures per validation set (default {d.valid_clips})")
     train.add_argument("--valid-fraction", type=float, default=None,
                        help=f"share of each label's training recordings held out for validation, labels with 2+ (default {d.valid_fraction})")
-    train.add_argument("--no-augment", action="store_true", help="train on the recordings as they are (no EQ, speed, stretch, beds, rooms)")
+    train.add_argument("--augment", action="store_true",
+                       help="augment: per-recording level, EQ, speed, stretch; beds at random SNR, rooms; overlap-heavy plans (default off)")
     train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
                        help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
     train.add_argument("--device", default=None, help="torch device (default: cuda if available)")
@@ -97,8 +98,8 @@ def run_train(args: argparse.Namespace) -> int:
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
                                    "front_end": args.front_end}.items() if v is not None}
-    if args.no_augment:
-        overrides["augment"] = AugmentConfig.off()
+    if args.augment:
+        overrides["augment"] = AugmentConfig()
     config = replace(TrainConfig(), **overrides)
     library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)

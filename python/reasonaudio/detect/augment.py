@@ -2,7 +2,8 @@
 
 Issue 21: trained on mixtures of the library's recordings as they are, the tagger learned the
 recordings (frame F1 0.94 on mixtures of them, 35% Avg Acc@1 on other recordings of the same
-labels). Each training step therefore draws a fresh *variant* of every recording it uses:
+labels). With `--augment` (off by default: see train.TrainConfig for what it measured), each
+training step draws a fresh *variant* of every recording it uses:
 
 - per recording: a random level (on top of the planner's event gains), an EQ of one to three
   random biquads (low shelf, high shelf, peaking; RBJ cookbook), a speed change (resampling:
