@@ -97,19 +97,6 @@ def enrol(detector, label: str, phrase: str, recordings: list[np.ndarray], *, de
     return out
 
 
-def enrolled_probs(detector, h) -> "object":
-    """torch [B, K, J] probabilities of the enrolled labels from frame embeddings h [B, C', J]."""
-    import torch
-
-    e = detector.enrolled
-    protos = torch.tensor(np.asarray(e["prototypes"], np.float32), device=h.device)  # [K, C']
-    centre = torch.tensor(e["centre"], dtype=torch.float32, device=h.device)[None, :, None]
-    scale = torch.tensor(e["scale"], dtype=torch.float32, device=h.device)[None, :, None]
-    hn = torch.nn.functional.normalize(h.float(), dim=1)
-    cos = torch.einsum("kc,bcj->bkj", protos, hn)
-    return torch.sigmoid((cos - centre) / scale)
-
-
 def read_recordings(paths: list[Path], sample_rate: int) -> list[np.ndarray]:
     from reasonaudio.detect.infer import read_mono
 

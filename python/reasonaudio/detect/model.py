@@ -20,6 +20,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.errors import UserError
 
@@ -222,8 +224,6 @@ class Detector:
         h = net.features(x)
         p = torch.sigmoid(net.head(h))
         if self.enrolled:
-            from reasonaudio.detect.enrol import enrolled_probs
-
             p = torch.cat([p, enrolled_probs(self, h)], dim=1)
         return p
 
@@ -236,3 +236,17 @@ class Detector:
         elif len(ids) != self.net_config.n_labels:
             ids = [f"atom_{i:03d}" for i in range(self.net_config.n_labels)]
         return ids[: self.net_config.n_labels] + [f"enrolled:{lab}" for lab in self.labels[self.net_config.n_labels :]]
+
+
+def enrolled_probs(detector, h):
+    """torch [B, K, J] probabilities of the enrolled labels (detect.enrol) from frame embeddings h [B, C', J]:
+    sigmoid((cos(h_t, prototype) - centre) / scale)."""
+    import torch
+
+    e = detector.enrolled
+    protos = torch.tensor(np.asarray(e["prototypes"], np.float32), device=h.device)  # [K, C']
+    centre = torch.tensor(e["centre"], dtype=torch.float32, device=h.device)[None, :, None]
+    scale = torch.tensor(e["scale"], dtype=torch.float32, device=h.device)[None, :, None]
+    hn = torch.nn.functional.normalize(h.float(), dim=1)
+    cos = torch.einsum("kc,bcj->bkj", protos, hn)
+    return torch.sigmoid((cos - centre) / scale)
