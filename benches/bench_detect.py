@@ -3,6 +3,14 @@ and which perception errors cost which task.
 
     python benches/bench_detect.py BENCH [--model procedural|MODEL.pt] [--out runs/detect_bench.json]
 
+    python benches/bench_detect.py probe LIB [--model MODEL.pt] [--out probe.json]
+
+The probe asks what a front end buys on *unheard recordings*, before any training: every
+recording of a library with a train/test split is embedded (log-mel mean and deviation; the
+pretrained aiSFX CNN's embeddings, max over time as aiSFX pools them; a trained tagger's frame
+embeddings, averaged) and each test recording is named by the nearest label prototype (cosine to
+the mean of its train recordings, features standardised on the train recordings).
+
 Detection time is measured on BENCH and extrapolated linearly in audio hours to the default corpus
 (10k clips, about 40 h). Retrieval figures come from `reasonaudio.evaluation.run` with the same scores the
 `detect:` adapter produces, beside `structured` (the same logic on the true events) and the
@@ -42,7 +50,81 @@ class Fixed(ScoringModel):
         return self.scores
 
 
+def probe(argv: list[str]) -> int:
+    import torch
+
+    from reasonaudio.atoms import AtomLibrary
+    from reasonaudio.detect.features import FeatureConfig, LogMel
+
+    ap = argparse.ArgumentParser(prog="bench_detect.py probe")
+    ap.add_argument("library", type=Path)
+    ap.add_argument("--model", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--no-aisfx", action="store_true", help="leave out the aiSFX CNN (its CPU cost)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    lib = AtomLibrary.load(args.library, sample_rate=16000)
+    if not lib.splits:
+        raise SystemExit(f"{args.library}: the probe needs a library with a train/test split")
+    train = [i for i, s in enumerate(lib.splits) if s == "train"]
+    test = [i for i, s in enumerate(lib.splits) if s == "test" and lib.labels[i] in {lib.labels[j] for j in train}]
+    mel = LogMel(FeatureConfig())
+    reps = {}
+
+    def logmel(x):
+        m = mel(torch.from_numpy(x[None]))[0].numpy()
+        return np.concatenate([m.mean(axis=1), m.std(axis=1)])
+
+    reps["log-mel mean+std (128-d)"] = logmel
+    try:
+        if args.no_aisfx:
+            raise RuntimeError("--no-aisfx")
+        from reasonaudio.detect.pretrained import AisfxFrontEnd
+
+        front = AisfxFrontEnd(FeatureConfig())
+        reps["aiSFX CNN, max over time (512-d)"] = lambda x: front.embed(torch.from_numpy(x[None]))[0].max(dim=1).values.numpy()
+    except Exception as err:  # noqa: BLE001 - the probe reports what it could not run
+        print(f"aiSFX skipped: {err}", file=sys.stderr)
+    if args.model is not None:
+        det = Detector.load(args.model)
+        net = det.net()
+        from reasonaudio.detect.model import make_front_end
+
+        fe = make_front_end(det.net_config, det.features)
+
+        def tagger(x):
+            with torch.inference_mode():
+                return net.features(fe(torch.from_numpy(x[None])))[0].mean(dim=1).numpy()
+
+        reps[f"trained tagger embeddings ({args.model.name})"] = tagger
+    out = {"library": str(args.library), "train_recordings": len(train), "test_recordings": len(test),
+           "labels": len(set(lib.labels)), "chance_acc": round(1 / len(set(lib.labels[j] for j in train)), 4), "results": {}}
+    for name, fn in reps.items():
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            vec = np.stack([np.asarray(fn(lib.audio(i)), np.float64) for i in range(len(lib))])
+        mu, sd = vec[train].mean(axis=0), vec[train].std(axis=0) + 1e-6
+        z = (vec - mu) / sd
+        z /= np.linalg.norm(z, axis=1, keepdims=True) + 1e-12
+        names = sorted({lib.labels[j] for j in train})
+        protos = np.stack([z[[j for j in train if lib.labels[j] == n]].mean(axis=0) for n in names])
+        protos /= np.linalg.norm(protos, axis=1, keepdims=True) + 1e-12
+        sims = z[test] @ protos.T
+        order = np.argsort(-sims, axis=1)
+        truth = np.array([names.index(lib.labels[i]) for i in test])
+        acc1 = float(np.mean(order[:, 0] == truth))
+        acc5 = float(np.mean([t in o[:5] for t, o in zip(truth, order)]))
+        out["results"][name] = {"acc@1": round(acc1, 4), "acc@5": round(acc5, 4), "seconds": round(time.perf_counter() - t0, 1)}
+        print(f"{name}: test recordings named by nearest train prototype: Acc@1 {100 * acc1:.1f}%, Acc@5 {100 * acc5:.1f}% "
+              f"({len(test)} recordings, chance {100 * out['chance_acc']:.1f}%; {out['results'][name]['seconds']} s)")
+    if args.out:
+        args.out.write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "probe":
+        return probe(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench", type=Path)
     ap.add_argument("--model", default="procedural", help="model file or atom library (cached training)")

@@ -156,7 +156,8 @@ def test_cli_train_writes_a_model_file(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     d = Detector.load(out)
-    assert len(d.labels) == 3 and d.training["steps_done"] == 2 and "held-out frame F1" in run.stdout
+    assert len(d.labels) == 3 and d.training["steps_done"] == 2
+    assert "mixtures of training recordings: frame F1" in run.stdout and "mixtures of held-out recordings: frame F1" in run.stdout
     # --force: the earlier model may be replaced (without it that refusal comes first), so the bad option is what fails
     bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "0", "--out", str(out), "--force"],
                          capture_output=True, text=True, env=_env())

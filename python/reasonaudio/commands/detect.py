@@ -20,20 +20,46 @@ def add_parser(subparsers) -> None:
     sub = parser.add_subparsers(dest="detect_command", metavar="SUBCOMMAND")
     sub.required = True
 
-    train = sub.add_parser("train", help="train a detector on mixtures of an atom library")
-    train.add_argument("library", help="`procedural` or an atom library directory")
+    from reasonaudio.detect.train import TrainConfig
+
+    d = TrainConfig()
+    train = sub.add_parser("train", help="train a detector on mixtures of one or more atom libraries",
+                           description="Reproducible: the same command writes the same model bytes on CPU (steps, batch and "
+                           "seed define the run; no wall-clock stop). Prints frame/event F1 on mixtures of the training "
+                           "recordings and of held-out recordings.")
+    train.add_argument("library", nargs="+", help="`procedural` or atom library directories (several: one vocabulary, concatenated)")
     train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
-    train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help="optimiser steps, 1..10,000,000 (default 800)")
-    train.add_argument("--batch", type=int_in(1, 1024), default=None, help="clips per step, 1..1024 (each holds a mixture and its features in memory; default 16)")
-    train.add_argument("--max-seconds", type=float_in(0, 1e7, low_open=True), default=None, help="wall-clock budget in seconds, (0, 1e7] (default 870)")
+    train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help=f"optimiser steps, 1..10,000,000 (default {d.steps})")
+    train.add_argument("--batch", type=int_in(1, 1024), default=None, help=f"clips per step, 1..1024 (each holds a mixture and its features in memory; default {d.batch})")
+    train.add_argument("--seed", type=SEED, default=None, help=f"training seed: data order, augmentation, initial weights, 0..2^32-1 (default {d.seed})")
+    train.add_argument("--max-seconds", type=float_in(0, 1e7, low_open=True), default=None,
+                       help="safety stop: fail (write no model) if training runs longer than this, (0, 1e7] (default: none)")
     train.add_argument("--labels", type=int, default=None, help="train on the first N labels only, 1..the library's label count (quick experiments)")
-    train.add_argument("--channels", type=int_in(1, 2048), default=None, help="convolution channels, 1..2048 (the weights grow with its square; default 160)")
-    train.add_argument("--seed", type=SEED, default=None, help="training seed, 0..2^32-1 (default 0)")
-    train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help="held-out mixtures for the frame-F1 check, 1..100,000 (default 64)")
+    train.add_argument("--channels", type=int_in(1, 2048), default=None, help=f"convolution channels, 1..2048 (the weights grow with its square; default {d.channels})")
+    train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help=f"mixtures per validation set, 1..100,000 (default {d.valid_clips})")
+    train.add_argument("--valid-fraction", type=float_in(0, 0.9), default=None,
+                       help=f"share of each label's training recordings held out for validation, labels with 2+, 0..0.9 (default {d.valid_fraction})")
+    train.add_argument("--augment", action="store_true",
+                       help="augment: per-recording level, EQ, speed, stretch; beds at random SNR, rooms; overlap-heavy plans (default off)")
+    train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
+                       help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
+
+    enrol = sub.add_parser("enrol", help="add a label from a few recordings of the sound, without retraining",
+                           description="Few-shot enrolment: the recordings (each one isolated example of the new sound; "
+                           "about 5) become a prototype in the tagger's embedding space, calibrated against the model's "
+                           "background bank; the trained weights are unchanged.")
+    enrol.add_argument("model", type=Path, help="detector model file")
+    enrol.add_argument("recordings", type=Path, nargs="+", help="audio files of the new sound (at least 2)")
+    enrol.add_argument("--label", required=True, help="snake_case label of the new sound")
+    enrol.add_argument("--phrase", required=True, help="the phrase queries use for it, e.g. 'a squeaky door'")
+    enrol.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the label)")
+    enrol.add_argument("--force", action="store_true", help="replace --out if it exists")
+    enrol.add_argument("--device", default=None)
+    enrol.set_defaults(func=run_enrol)
 
     run = sub.add_parser("run", help="detect the events of a corpus: write events_pred.parquet")
     run.add_argument("model", help="model file, or an atom library (trains or loads the cached model)")
@@ -80,24 +106,55 @@ def run_train(args: argparse.Namespace) -> int:
         check_file(args.out, MODEL_FILE, args.force)
     elif args.force:
         raise UserError("--force replaces an earlier model at --out: give --out")
+    from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.train import TrainConfig, train, train_cached
 
     torch_module()  # before any work: a missing torch is the install hint, not a traceback mid-run
 
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
-                                   "valid_clips": args.valid_clips}.items() if v is not None}
+                                   "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
+                                   "front_end": args.front_end}.items() if v is not None}
+    if args.augment:
+        overrides["augment"] = AugmentConfig()
     config = replace(TrainConfig(), **overrides)
+    library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)
     log = (lambda m: print(m, file=sys.stderr)) if not args.quiet else (lambda m: None)
     if args.out is None:
-        detector, path = train_cached(args.library, config, device=device, progress=not args.quiet, log=log)
+        detector, path = train_cached(library, config, device=device, progress=not args.quiet, log=log)
     else:
-        detector = train(args.library, config, device=device, progress=not args.quiet, log=log)
+        detector = train(library, config, device=device, progress=not args.quiet, log=log)
         path = detector.save(args.out, inputs=inputs, force=args.force)
     t = detector.training
-    print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps in {t.get('train_seconds')} s, "
-          f"held-out frame F1 {t.get('valid_frame_f1')}")
+    secs = detector.run_info.get("train_seconds")
+    print(f"{path}: {len(detector.labels)} labels, {t.get('steps_done')} steps (kept step {t.get('selected_step')})"
+          + (f" in {secs} s wall, {detector.run_info.get('train_cpu_seconds')} s CPU" if secs is not None else " (loaded from the cache)"))
+    seen = t.get("valid_train_recordings") or {}
+    held = t.get("valid_held_out_recordings")
+    print(f"  mixtures of training recordings: frame F1 {seen.get('frame_f1')}, event F1 {seen.get('event_f1')}")
+    if held:
+        print(f"  mixtures of held-out recordings: frame F1 {held.get('frame_f1')}, event F1 {held.get('event_f1')}")
+    print(f"  held out: {t.get('held_out_recordings')}")
+    return 0
+
+
+def run_enrol(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.enrol import enrol, read_recordings
+    from reasonaudio.detect.model import Detector
+    from reasonaudio.errors import UserError
+
+    if args.out.exists() and not args.force:
+        raise UserError(f"{args.out}: exists; pass --force to replace it")
+    if args.out.resolve() == args.model.resolve():
+        raise UserError(f"{args.out}: the same file as the input model; write the enrolled model elsewhere")
+    detector = Detector.load(args.model)
+    waves = read_recordings(args.recordings, detector.features.sample_rate)
+    out = enrol(detector, args.label, args.phrase, waves, device=_device(args.device))
+    out.save(args.out)
+    shot = out.enrolled["shots"][-1]
+    print(f"{args.out}: enrolled {args.label!r} from {len(waves)} recordings (leave-one-out positives p20 "
+          f"{shot['positive_p20']}, background p99.5 {shot['background_p99_5']}); {len(out.labels)} labels")
     return 0
 
 

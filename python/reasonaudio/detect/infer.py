@@ -101,14 +101,14 @@ def detect(
     torch = torch_module()
     from tqdm.auto import tqdm
 
-    from reasonaudio.detect.features import LogMel
+    from reasonaudio.detect.model import make_front_end
 
     if len(paths) != len(clip_ids):
         raise ValueError("one clip id per path")
     cfg = detector.features
     sr = cfg.sample_rate
     frame_s = detector.output_frame_s
-    mel = LogMel(cfg, device)
+    mel = make_front_end(detector.net_config, cfg, device)
     net = detector.net(device)
     post = detector.post
     thresholds = tuple(sorted(set(thresholds) | {post.threshold}))
@@ -148,7 +148,7 @@ def detect(
             x = np.zeros((len(batch), longest), np.float32)
             for k, w in enumerate(waves):
                 x[k, : len(w)] = w
-            probs = torch.sigmoid(net(mel(torch.from_numpy(x).to(device)))).transpose(1, 2).float().cpu().numpy()
+            probs = detector.probabilities(net, mel(torch.from_numpy(x).to(device))).transpose(1, 2).float().cpu().numpy()
             for k, i in enumerate(batch):
                 w = waves[k]
                 durations[i] = lengths[i] / sr if rates[i] == sr else len(w) / sr
@@ -184,7 +184,7 @@ def detect(
         durations_s=durations,
         sample_rates=rates,
         labels=list(detector.labels),
-        atom_ids=list(detector.library.get("atom_ids") or [f"atom_{i:03d}" for i in range(len(detector.labels))]),
+        atom_ids=detector.atom_of_label(),
         thresholds=thresholds,
         presence=presence,
         events=frames,

@@ -15,14 +15,17 @@ post-processing settings.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from reasonaudio.detect import torch_module
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import FileKind, output_file
+from reasonaudio.io.outputs import FileKind, write_output
 
 FORMAT = "reasonaudio-detector/1"
 
@@ -49,6 +52,7 @@ class NetConfig:
     channels: int = 160
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
     gru: int = 0  # hidden units per direction of a BiGRU; 0: none
+    front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -58,6 +62,17 @@ class NetConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "NetConfig":
         return cls(**{**d, "dilations": tuple(d["dilations"])})
+
+
+def make_front_end(cfg: NetConfig, features: FeatureConfig, device: str = "cpu"):
+    """The callable that turns waveforms [B, N] into the network's input."""
+    from reasonaudio.detect.features import LogMel
+
+    if cfg.front_end == "aisfx":
+        from reasonaudio.detect.pretrained import AisfxFrontEnd
+
+        return AisfxFrontEnd(features, device)
+    return LogMel(features, device)
 
 
 def build_net(cfg: NetConfig):
@@ -81,14 +96,32 @@ def build_net(cfg: NetConfig):
             self.stem = nn.Sequential(nn.Conv1d(cfg.n_mels, c, 5, stride=2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
             self.blocks = nn.Sequential(*[Block(c, d) for d in cfg.dilations])
             self.gru = nn.GRU(c, cfg.gru, batch_first=True, bidirectional=True) if cfg.gru else None
+            self.pre = None
+            if cfg.front_end == "aisfx":
+                from reasonaudio.detect.pretrained import EMBED_DIM
+
+                # the pretrained embeddings (frozen, computed by the front end) join the log-mel
+                # features after a normalisation and a 1x1 projection
+                self.pre = nn.Sequential(nn.BatchNorm1d(EMBED_DIM), nn.Conv1d(EMBED_DIM, c, 1), nn.ReLU())
+                self.fuse = nn.Conv1d(2 * c, c, 1)
             self.head = nn.Conv1d(c + (2 * cfg.gru if cfg.gru else 0), cfg.n_labels, 1)
 
-        def forward(self, mel):  # [B, n_mels, F] -> logits [B, n_labels, ceil(F / 2)]
-            h = self.blocks(self.stem(self.inorm(mel)))
+        def features(self, x):  # the frame embeddings the head reads: [B, C', J]
+            emb = None
+            if isinstance(x, tuple):
+                x, emb = x
+            h = self.stem(self.inorm(x))
+            if self.pre is not None:
+                e = torch.nn.functional.interpolate(self.pre(emb), size=h.shape[-1], mode="linear", align_corners=False)
+                h = self.fuse(torch.cat([h, e], dim=1))
+            h = self.blocks(h)
             if self.gru is not None:
                 r, _ = self.gru(h.transpose(1, 2))
                 h = torch.cat([h, r.transpose(1, 2)], dim=1)
-            return self.head(h)
+            return h
+
+        def forward(self, x):  # [B, n_mels, F] (or (mel, embeddings)) -> logits [B, n_labels, ceil(F / 2)]
+            return self.head(self.features(x))
 
     return Tagger()
 
@@ -118,7 +151,14 @@ class Detector:
     library: dict  # {"spec", "hash", "n_atoms", "sample_rate", "exemplar_split"}
     training: dict = field(default_factory=dict)
     post: PostConfig = field(default_factory=PostConfig)
+    #: labels enrolled without retraining (detect.enrol): {"labels", "phrases", "prototypes" [K, C'],
+    #: "centre" [K], "scale" [K], "shots"}; None: none
+    enrolled: dict | None = None
+    #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
+    background: object = None
     _net: object = field(default=None, init=False, repr=False)
+    #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
+    run_info: dict = field(default_factory=dict, init=False, repr=False)
 
     @property
     def output_frame_s(self) -> float:
@@ -151,8 +191,15 @@ class Detector:
             "training": dict(self.training),
             "post": self.post.to_dict(),
         }
-        with output_file(path, MODEL_FILE, inputs=inputs, force=force) as tmp:
-            torch.save(payload, tmp)
+        if self.enrolled is not None:
+            payload["enrolled"] = dict(self.enrolled)
+        if self.background is not None:
+            payload["background"] = self.background
+        # torch.save into memory: the archive's inner folder is then always "archive", not named
+        # after a temporary file, so the same model is the same bytes
+        buf = io.BytesIO()
+        torch.save(payload, buf)
+        write_output(path, MODEL_FILE, buf.getvalue(), inputs=inputs, force=force)
         return path
 
     @classmethod
@@ -178,4 +225,40 @@ class Detector:
             library=dict(payload["library"]),
             training=dict(payload["training"]),
             post=PostConfig(**payload["post"]),
+            enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
+            background=payload.get("background"),
         )
+
+    def probabilities(self, net, x):
+        """Frame probabilities [B, labels, J] of the trained labels and then the enrolled ones."""
+        torch = torch_module()
+
+        h = net.features(x)
+        p = torch.sigmoid(net.head(h))
+        if self.enrolled:
+            p = torch.cat([p, enrolled_probs(self, h)], dim=1)
+        return p
+
+    def atom_of_label(self) -> list[str]:
+        """One atom id per label (its first exemplar's; enrolled labels: "enrolled:<label>")."""
+        ids = list(self.library.get("atom_ids") or [])
+        per_label = self.library.get("label_atom_ids")
+        if per_label:
+            ids = list(per_label)
+        elif len(ids) != self.net_config.n_labels:
+            ids = [f"atom_{i:03d}" for i in range(self.net_config.n_labels)]
+        return ids[: self.net_config.n_labels] + [f"enrolled:{lab}" for lab in self.labels[self.net_config.n_labels :]]
+
+
+def enrolled_probs(detector, h):
+    """torch [B, K, J] probabilities of the enrolled labels (detect.enrol) from frame embeddings h [B, C', J]:
+    sigmoid((cos(h_t, prototype) - centre) / scale)."""
+    torch = torch_module()
+
+    e = detector.enrolled
+    protos = torch.tensor(np.asarray(e["prototypes"], np.float32), device=h.device)  # [K, C']
+    centre = torch.tensor(e["centre"], dtype=torch.float32, device=h.device)[None, :, None]
+    scale = torch.tensor(e["scale"], dtype=torch.float32, device=h.device)[None, :, None]
+    hn = torch.nn.functional.normalize(h.float(), dim=1)
+    cos = torch.einsum("kc,bcj->bkj", protos, hn)
+    return torch.sigmoid((cos - centre) / scale)
