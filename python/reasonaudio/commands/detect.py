@@ -97,7 +97,7 @@ def run_train(args: argparse.Namespace) -> int:
     from reasonaudio.detect import torch_module
     from reasonaudio.errors import UserError
 
-    inputs = [] if args.library == "procedural" else [args.library]
+    inputs = [lib for lib in args.library if lib != "procedural"]
     if args.out is not None:  # before torch loads and training starts (save claims it again, under its lock)
         from reasonaudio.detect.model import MODEL_FILE
         from reasonaudio.io.outputs import check_file, check_not_an_input
@@ -144,14 +144,12 @@ def run_enrol(args: argparse.Namespace) -> int:
     from reasonaudio.detect.model import Detector
     from reasonaudio.errors import UserError
 
-    if args.out.exists() and not args.force:
-        raise UserError(f"{args.out}: exists; pass --force to replace it")
     if args.out.resolve() == args.model.resolve():
         raise UserError(f"{args.out}: the same file as the input model; write the enrolled model elsewhere")
     detector = Detector.load(args.model)
     waves = read_recordings(args.recordings, detector.features.sample_rate)
     out = enrol(detector, args.label, args.phrase, waves, device=_device(args.device))
-    out.save(args.out)
+    out.save(args.out, inputs=[args.model, *args.recordings], force=args.force)
     shot = out.enrolled["shots"][-1]
     print(f"{args.out}: enrolled {args.label!r} from {len(waves)} recordings (leave-one-out positives p20 "
           f"{shot['positive_p20']}, background p99.5 {shot['background_p99_5']}); {len(out.labels)} labels")

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from reasonaudio import _core
+from reasonaudio.errors import require
 
 RMS_DBFS = -20.0  # the level atoms are normalised to (atoms.finish_atom)
 
@@ -85,7 +86,7 @@ def _biquad(kind: str, f0: float, gain_db: float, q: float, sr: int) -> tuple[np
 
 
 def random_eq(x: np.ndarray, sr: int, rng: np.random.Generator, gain_db: float) -> np.ndarray:
-    from scipy.signal import lfilter  # the detect extra; imported where used, as torch is
+    lfilter = require("scipy.signal", "detect", "the detector's augmentation (SciPy)").lfilter
 
     y = x.astype(np.float64)
     for _ in range(int(rng.integers(1, 4))):
@@ -163,7 +164,7 @@ def noise_bed(n: int, sr: int, rng: np.random.Generator) -> np.ndarray:
     """Unit-RMS noise with a random spectral tilt (white .. brown: a one-pole low-pass of random
     pole, mixed with white) and a slow random level drift. An IIR, not an FFT: clip lengths are
     arbitrary and an FFT of a prime length took 0.15 s (measured)."""
-    from scipy.signal import lfilter
+    lfilter = require("scipy.signal", "detect", "the detector's augmentation (SciPy)").lfilter
 
     white = rng.standard_normal(n)
     pole = float(rng.uniform(0.0, 0.995))
@@ -189,7 +190,7 @@ def room_ir(sr: int, rng: np.random.Generator, cfg: AugmentConfig) -> np.ndarray
 def scene(mix: np.ndarray, active: np.ndarray, sr: int, cfg: AugmentConfig, rng: np.random.Generator) -> np.ndarray:
     """A mixture placed in a room and over a bed. `active`: samples inside any event (the SNR is
     measured there, as a listener hears the events over the bed)."""
-    from scipy.signal import fftconvolve
+    fftconvolve = require("scipy.signal", "detect", "the detector's augmentation (SciPy)").fftconvolve
 
     y = mix
     if rng.random() < cfg.room_probability:

@@ -75,7 +75,7 @@ def load_weights() -> dict:
 
 def build_embedding_net():
     torch = torch_module()
-    from torch import nn
+    nn = torch_module().nn
 
     class ConvBlock(nn.Module):
         def __init__(self, cin: int, cout: int, pool: tuple[int, int]):
