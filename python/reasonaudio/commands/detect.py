@@ -30,12 +30,12 @@ def add_parser(subparsers) -> None:
     train.add_argument("library", nargs="+", help="`procedural` or atom library directories (several: one vocabulary, concatenated)")
     train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
     train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help=f"optimiser steps, 1..10,000,000 (default {d.steps})")
-    train.add_argument("--batch", type=int_in(1, 1024), default=None, help=f"clips per step, 1..1024 (each holds a mixture and its features in memory; default {d.batch})")
+    train.add_argument("--batch", type=int_in(1, 1024), default=None, help=f"clips per step, 1..1024 (default {d.batch}); each holds a mixture and its features in memory")
     train.add_argument("--seed", type=SEED, default=None, help=f"training seed: data order, augmentation, initial weights, 0..2^32-1 (default {d.seed})")
     train.add_argument("--max-seconds", type=float_in(0, 1e7, low_open=True), default=None,
                        help="safety stop: fail (write no model) if training runs longer than this, (0, 1e7] (default: none)")
     train.add_argument("--labels", type=int, default=None, help="train on the first N labels only, 1..the library's label count (quick experiments)")
-    train.add_argument("--channels", type=int_in(1, 2048), default=None, help=f"convolution channels, 1..2048 (the weights grow with its square; default {d.channels})")
+    train.add_argument("--channels", type=int_in(1, 2048), default=None, help=f"convolution channels, 1..2048 (default {d.channels}); the weights grow with its square")
     train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help=f"mixtures per validation set, 1..100,000 (default {d.valid_clips})")
     train.add_argument("--valid-fraction", type=float_in(0, 0.9), default=None,
                        help=f"share of each label's training recordings held out for validation, labels with 2+, 0..0.9 (default {d.valid_fraction})")

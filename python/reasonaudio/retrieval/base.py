@@ -125,6 +125,6 @@ def load_model(spec: str, options: ModelOptions | None = None) -> RetrievalModel
     return model
 
 
-def require(module: str, extra: str = "models"):
+def require(module: str, extra: str = "models", purpose: str = "this model"):
     """Import an optional dependency of a model adapter (see `reasonaudio.errors.require`)."""
-    return _require(module, extra, "this model")
+    return _require(module, extra, purpose)
