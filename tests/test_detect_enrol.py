@@ -113,4 +113,4 @@ def test_cli_enrol_writes_a_model_with_the_new_label(trained, tmp_path):
     assert "enrolled 'music_box' from 3 recordings" in r.stdout and Detector.load(out).labels[-1] == NEW
     again = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "enrol", str(model), str(files[0]), "--label", NEW,
                             "--phrase", "a music box", "--out", str(out)], capture_output=True, text=True)
-    assert again.returncode == 2 and "exists" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 2 and "holds an earlier" in again.stderr and "--force" in again.stderr and "Traceback" not in again.stderr

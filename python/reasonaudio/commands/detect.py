@@ -146,6 +146,11 @@ def run_enrol(args: argparse.Namespace) -> int:
 
     if args.out.resolve() == args.model.resolve():
         raise UserError(f"{args.out}: the same file as the input model; write the enrolled model elsewhere")
+    from reasonaudio.detect.model import MODEL_FILE
+    from reasonaudio.io.outputs import check_file, check_not_an_input
+
+    check_not_an_input(args.out, [args.model, *args.recordings])  # before the work; save claims it again
+    check_file(Path(args.out), MODEL_FILE, args.force)
     detector = Detector.load(args.model)
     waves = read_recordings(args.recordings, detector.features.sample_rate)
     out = enrol(detector, args.label, args.phrase, waves, device=_device(args.device))
