@@ -6,7 +6,7 @@ Score of clip c for query q, with K engine thresholds (`EventIndex.thresholds`):
 
     score = (votes + 0.999 * soft) / (K + 1)
 
-- votes: at how many of the K thresholds the Rust relevance engine (`_core.annotate_csr`, the
+- votes: at how many of the K thresholds the Rust relevance engine (`relevance.engine_csr`, the
   contract's exact semantics) finds that the query's logic holds on the events detected at that
   threshold. A clip whose verdict survives every threshold is robust to the detector's calibration.
 - soft in [0, 1): a fuzzy truth value of the same logic from the confidences, the product over the
@@ -27,7 +27,7 @@ import json
 
 import numpy as np
 
-from reasonaudio import _core
+from reasonaudio.relevance import EventArrays, engine_csr
 from reasonaudio.errors import UserError
 
 TAU_S = 0.25
@@ -64,18 +64,16 @@ def engine_votes(index, logics: list[dict]) -> np.ndarray:
         return votes
     payload = [json.dumps(lg) for lg in logics]
     for ev in index.events:
-        indptr, clips = _core.annotate_csr(
-            ev["clip"].to_numpy().astype(np.uint32),
-            ev["label"].to_numpy().astype(np.uint32),
-            np.rint(ev["onset_s"].to_numpy() * 1e6).astype(np.int64),
-            np.rint(ev["offset_s"].to_numpy() * 1e6).astype(np.int64),
-            n_clips,
-            1e6,
-            list(index.labels),
-            payload,
-            None,
-            0,
+        events = EventArrays(
+            clip=ev["clip"].to_numpy().astype(np.uint32),
+            label=ev["label"].to_numpy().astype(np.uint32),
+            onset=np.rint(ev["onset_s"].to_numpy() * 1e6).astype(np.int64),
+            offset=np.rint(ev["offset_s"].to_numpy() * 1e6).astype(np.int64),
+            rate=1e6,
+            clip_ids=list(index.clip_ids),
+            labels=list(index.labels),
         )
+        indptr, clips = engine_csr(events, payload)
         rows = np.repeat(np.arange(len(logics)), np.diff(indptr.astype(np.int64)))
         votes[rows, clips.astype(np.int64)] += 1
     return votes
