@@ -126,7 +126,10 @@ def test_sigint_during_startup_exits_130_quietly(delay: float, tmp_path: Path):
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     err = proc.communicate(timeout=60)[1]
-    if proc.returncode == 2 and "absent" in err:  # the whole command had already finished (a fast machine)
+    if proc.returncode in (2, -signal.SIGINT) and "absent" in err:
+        # the whole command had already finished (a fast machine); the signal may then land while the
+        # interpreter shuts down, after our handlers are gone — never as a traceback of ours
+        assert "Traceback" not in err, err
         return
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
