@@ -4,14 +4,25 @@ test imports a helper by bare name and nothing depends on pytest's import mode o
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 SUPPORT = Path(__file__).resolve().parent / "support"
+
+# The suite never writes into the user's cache (trained detectors, simulated rooms): its own, for
+# this run and the subprocesses it starts, removed at the end.
+if "REASONAUDIO_CACHE" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="reasonaudio-test-cache-")
+    os.environ["REASONAUDIO_CACHE"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 
 def _support(name: str) -> ModuleType:

@@ -148,3 +148,23 @@ def test_bed_and_room_folders(tmp_path):
     (irs / "bad.wav").write_bytes(b"not audio")
     with pytest.raises(UserError, match="bad.wav: cannot read audio"):
         load_rooms(str(irs), 16000, 0)
+
+
+def test_simulated_rooms_are_cached_as_the_same_bytes(tmp_path, monkeypatch):
+    pytest.importorskip("pyroomacoustics", reason="simulated rooms need the scene extra")
+    from reasonaudio.scene import load_rooms, rooms
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    first = load_rooms("simulated:0.3,0.3", 16000, 5)
+    cached = sorted((tmp_path / "cache" / "rooms").glob("*.npz"))
+    assert len(cached) == 1
+    calls, simulate = [], rooms._simulate
+    monkeypatch.setattr(rooms, "_simulate", lambda *a: calls.append(a) or simulate(*a))
+    again = load_rooms("simulated:0.3,0.3", 16000, 5)
+    assert not calls, "the second load simulates nothing"
+    assert [r.sha256 for r in again] == [r.sha256 for r in first] and again[0].params == first[0].params
+    cached[0].write_bytes(b"truncated")  # an unreadable entry is recomputed, never trusted
+    monkeypatch.undo()
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    assert [r.sha256 for r in load_rooms("simulated:0.3,0.3", 16000, 5)] == [r.sha256 for r in first]
+    assert np.load(cached[0])["h"].shape == first[0].audio.shape

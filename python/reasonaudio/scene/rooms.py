@@ -12,6 +12,7 @@ its direct path, cut after a 60 dB decay, unit energy) and its tail_s measured t
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ import numpy as np
 
 from reasonaudio import _core
 from reasonaudio.errors import UserError, require
+from reasonaudio.io.cache import cache_dir
+from reasonaudio.io.outputs import write_atomic
 from reasonaudio.scene.beds import AUDIO_SUFFIXES
 from reasonaudio.scene.config import rt60_range
 
@@ -78,13 +81,49 @@ def _simulate(rt60: float, sr: int, rng: np.random.Generator) -> tuple[np.ndarra
     return h, params
 
 
+def _pyroomacoustics_version() -> str:
+    """The simulator's version without importing it (the import alone takes seconds)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pyroomacoustics")
+    except PackageNotFoundError:  # importable without metadata (vendored), or the one-line install hint
+        require("pyroomacoustics", "scene", "--room simulated:... (the room simulator)")
+        return "unknown"
+
+
+def _cached_simulation(rt60: float, sample_rate: int, seed: int, index: int) -> tuple[np.ndarray, dict]:
+    """`_simulate` for room `index`, kept in the user's cache keyed by everything it depends on
+    (target RT60, rate, seed, index, the simulator's version): the `scenes` command renders one
+    plan in several conditions, and each would otherwise simulate the same rooms again. The
+    response is stored as the float32 samples it was, so a cached room is the same bytes."""
+    key = {"rt60_s": float(rt60), "sample_rate": int(sample_rate), "seed": int(seed), "room": int(index),
+           "n_rooms": N_SIMULATED, "pyroomacoustics": _pyroomacoustics_version(), "recipe": 1}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    path = cache_dir("rooms") / f"{digest}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if json.loads(str(z["key"])) == key:
+                return np.asarray(z["h"], np.float32), json.loads(str(z["params"]))
+    except (OSError, ValueError, KeyError):
+        pass  # absent or unreadable: simulate and replace it
+    rng = np.random.default_rng([seed, 0x5CE7E, 0x500, index])
+    h, params = _simulate(rt60, sample_rate, rng)
+    buf = io.BytesIO()
+    np.savez(buf, h=h, params=json.dumps(params, sort_keys=True), key=json.dumps(key, sort_keys=True))
+    try:
+        write_atomic(path, buf.getvalue())
+    except OSError:
+        pass  # a cache that cannot be written (read-only home, full disk) only costs time
+    return h, params
+
+
 def load_rooms(spec: str, sample_rate: int, seed: int) -> list[Room]:
     if spec.startswith("simulated:"):
         lo, hi = rt60_range(spec)
         rooms = []
         for i, rt60 in enumerate(np.linspace(lo, hi, N_SIMULATED) if hi > lo else [lo]):
-            rng = np.random.default_rng([seed, 0x5CE7E, 0x500, i])
-            h, params = _simulate(float(rt60), sample_rate, rng)
+            h, params = _cached_simulation(float(rt60), sample_rate, seed, i)
             tail = _core.room_tail_s(h, sample_rate)
             rooms.append(Room(f"sim_{i:02d}", f"pyroomacoustics:shoebox:{json.dumps(params, sort_keys=True)}", round(_measured_rt60(h, sample_rate), 4), tail, h, params))
         return rooms

@@ -23,7 +23,7 @@ use crate::mix::{
     MixOptions, Where,
 };
 use crate::scene::bed::{self, SNR_HEADROOM_DB};
-use crate::scene::room::Convolver;
+use crate::scene::room::{Convolver, SpectrumTable};
 use crate::scene::stretch::{self, SPEED_DEN, SPEED_MAX, SPEED_MIN};
 use crate::wav::{self, AudioFormat};
 
@@ -118,6 +118,25 @@ fn bed_periods(scene: &SceneColumns, bed_curves: &Curves) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// The spectra of every (room, FFT size) that some event of the corpus is convolved at.
+fn room_spectra(scene: &SceneColumns, events: &EventColumns, bounds: &[usize]) -> SpectrumTable {
+    let mut needed = std::collections::BTreeSet::new();
+    for (clip, &room) in scene.clip_room.iter().enumerate() {
+        if room < 0 {
+            continue;
+        }
+        let h_len = scene.rooms.atom(room as usize).map_or(0, <[f32]>::len);
+        for row in bounds[clip]..bounds[clip + 1] {
+            let length = events.row(row).length as usize;
+            if length > 0 && h_len > 0 {
+                needed.insert((room as usize, SpectrumTable::size_for(length, h_len)));
+            }
+        }
+    }
+    let responses: Vec<&[f32]> = (0..scene.rooms.len()).map(|r| scene.rooms.atom(r).unwrap_or(&[])).collect();
+    SpectrumTable::build(&responses, &needed)
+}
+
 /// Checks every scene column against the plan before anything is rendered.
 fn check_scene(scene: &SceneColumns, n_clips: usize, n_events: usize) -> Result<(), MixError> {
     let cols = [
@@ -185,6 +204,7 @@ fn render_scene_into(
     curves: &Curves,
     scene: &SceneColumns,
     periods: &[Vec<f32>],
+    spectra: Option<&SpectrumTable>,
     clip: usize,
     first_row: usize,
     scratch: &mut SceneScratch,
@@ -225,7 +245,7 @@ fn render_scene_into(
             Some(h) => {
                 let wet_len = (length + h.len() - 1).min(n - onset);
                 wet.resize(wet_len, 0.0);
-                conv.convolve(buf, h, room as usize, &mut wet[..wet_len]);
+                conv.convolve_with(buf, h, room as usize, spectra, &mut wet[..wet_len]);
                 &wet[..wet_len]
             }
             None => buf,
@@ -254,22 +274,25 @@ fn render_scene_into(
         // Re-measure on the f32 samples actually mixed; the f32 rounding of the gain or of the
         // products can cost a few 1e-7 dB, so shrink until every event is at or above the aim.
         let aim = s + SNR_HEADROOM_DB;
+        let mut snrs: Vec<f64> = Vec::with_capacity(extents.len());
         for _ in 0..64 {
-            let worst = extents
-                .iter()
-                .zip(energies.iter())
-                .map(|(&(a, z), &e)| bed::snr_db(e, bed[a..z].iter().map(|&x| f64::from(g * x).powi(2)).sum()))
-                .fold(f64::INFINITY, f64::min);
-            if worst >= aim {
+            // Each figure is the energy of the bed samples as mixed (g · x rounded to f32), so the
+            // values reported are those of the final audio, not a model of it.
+            snrs.clear();
+            snrs.extend(
+                extents
+                    .iter()
+                    .zip(energies.iter())
+                    .map(|(&(a, z), &e)| bed::snr_db(e, bed::scaled_energy(&bed[a..z], g))),
+            );
+            if snrs.iter().all(|&v| v >= aim) {
                 break;
             }
             g *= 1.0 - 1e-5;
         }
+        snr_out.extend(snrs.iter().map(|&v| v as f32));
         bed.iter_mut().for_each(|x| *x *= g);
         bed_gain = g;
-        for (&(a, z), &e) in extents.iter().zip(energies.iter()) {
-            snr_out.push(bed::snr_db(e, bed::energy(&bed[a..z])) as f32);
-        }
         for (y, &x) in out.iter_mut().zip(bed.iter()) {
             *y += x;
         }
@@ -316,6 +339,7 @@ pub fn render_clip_scene(
         &curves,
         &scene,
         &periods,
+        None,
         0,
         0,
         &mut scratch,
@@ -370,6 +394,7 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
         .build()
         .map_err(|e| MixError::ThreadPool(e.to_string()))?;
     let periods = pool.install(|| bed_periods(scene, &bed_curves));
+    let spectra = pool.install(|| room_spectra(scene, events, &bounds));
     let per_clip: Vec<(SceneClipStats, Vec<f32>)> = pool.install(|| {
         (0..n_clips)
             .into_par_iter()
@@ -389,6 +414,7 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
                     &curves,
                     scene,
                     &periods,
+                    Some(&spectra),
                     clip,
                     rows.start,
                     scratch,

@@ -17,10 +17,11 @@
 //! integral `EDC(t) = Σ_{k ≥ t} h[k]²` first falls 20 dB below `EDC(0)`. For an exponential decay
 //! with reverberation time RT60 that is RT60 / 3.
 
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
 
+use rayon::prelude::*;
 use realfft::num_complex::Complex;
-use realfft::{RealFftPlanner, RealToComplex};
+use realfft::RealFftPlanner;
 
 /// The threshold (relative to the peak) that marks the direct path, in dB.
 pub const DIRECT_PATH_DB: f64 = -20.0;
@@ -101,8 +102,60 @@ pub fn fft_size(n: usize) -> usize {
     best
 }
 
-/// Per-thread FFT convolution state: plans (cached by size in the planner) and buffers; and the
-/// spectrum of the current response at the sizes used so far in the current clip.
+/// The spectra of prepared responses at the FFT sizes a corpus needs, computed once before
+/// rendering and shared read-only by every thread: with a per-thread cache, events of many lengths
+/// (many FFT sizes) kept evicting each other and a third FFT per event was common.
+#[derive(Default, Debug)]
+pub struct SpectrumTable {
+    spectra: HashMap<(usize, usize), Vec<Complex<f32>>>,
+}
+
+impl SpectrumTable {
+    /// Spectra of `responses[room]` at every `(room, fft size)` of `needed` (rayon, in the
+    /// current pool).
+    pub fn build(responses: &[&[f32]], needed: &BTreeSet<(usize, usize)>) -> Self {
+        let spectra = needed
+            .par_iter()
+            .map_init(RealFftPlanner::<f32>::new, |planner, &(room, n)| {
+                ((room, n), spectrum(planner, responses[room], n, &mut Vec::new(), &mut Vec::new()))
+            })
+            .collect();
+        Self { spectra }
+    }
+
+    /// The FFT size [`Convolver::convolve`] uses for a signal of `x_len` samples and a response
+    /// of `h_len`.
+    pub fn size_for(x_len: usize, h_len: usize) -> usize {
+        fft_size(x_len + h_len - 1)
+    }
+
+    fn get(&self, room: usize, n: usize) -> Option<&[Complex<f32>]> {
+        self.spectra.get(&(room, n)).map(Vec::as_slice)
+    }
+}
+
+/// The real FFT of `h` zero-padded to `n`.
+fn spectrum(
+    planner: &mut RealFftPlanner<f32>,
+    h: &[f32],
+    n: usize,
+    time: &mut Vec<f32>,
+    scratch: &mut Vec<Complex<f32>>,
+) -> Vec<Complex<f32>> {
+    let fwd = planner.plan_fft_forward(n);
+    time.clear();
+    time.resize(n, 0.0);
+    time[..h.len()].copy_from_slice(h);
+    let mut spec = vec![Complex::default(); n / 2 + 1];
+    scratch.resize(scratch.len().max(fwd.get_scratch_len()), Complex::default());
+    fwd.process_with_scratch(time, &mut spec, &mut scratch[..fwd.get_scratch_len()])
+        .expect("buffer sizes match the plan");
+    spec
+}
+
+/// Per-thread FFT convolution state: plans (cached by size in the planner) and buffers; and,
+/// for spectra not in a shared [`SpectrumTable`], the spectrum of the current response at the
+/// sizes used recently.
 #[derive(Default)]
 pub struct Convolver {
     planner: RealFftPlanner<f32>,
@@ -124,17 +177,18 @@ impl Convolver {
         self.ir_spectra.clear();
     }
 
-    /// Most response spectra kept per thread (by room and FFT size, oldest dropped first): events
-    /// of similar lengths share sizes, so across clips most lookups hit; bounded memory.
+    /// Most response spectra kept per thread outside a [`SpectrumTable`] (by room and FFT size,
+    /// oldest dropped first).
     pub const CACHE: usize = 48;
-
-    fn forward(&mut self, n: usize) -> Arc<dyn RealToComplex<f32>> {
-        self.planner.plan_fft_forward(n)
-    }
 
     /// Writes `x * h` (full linear convolution, cut to `out.len()` samples) into `out`;
     /// `room` identifies `h` for the spectrum cache.
     pub fn convolve(&mut self, x: &[f32], h: &[f32], room: usize, out: &mut [f32]) {
+        self.convolve_with(x, h, room, None, out);
+    }
+
+    /// [`Self::convolve`], taking `h`'s spectrum from `table` where it holds `(room, size)`.
+    pub fn convolve_with(&mut self, x: &[f32], h: &[f32], room: usize, table: Option<&SpectrumTable>, out: &mut [f32]) {
         let want = out.len();
         if x.is_empty() || h.is_empty() || want == 0 {
             out.fill(0.0);
@@ -142,30 +196,28 @@ impl Convolver {
         }
         let full = x.len() + h.len() - 1;
         // Circular convolution of size n equals the linear one on [0, n) when n >= full.
-        let n = fft_size(full);
-        let fwd = self.forward(n);
+        let n = SpectrumTable::size_for(x.len(), h.len());
+        let fwd = self.planner.plan_fft_forward(n);
         let inv = self.planner.plan_fft_inverse(n);
         let bins = n / 2 + 1;
         let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
         if self.scratch.len() < scratch_len {
             self.scratch.resize(scratch_len, Complex::default());
         }
-        let cached = self.ir_spectra.iter().position(|(r, size, _)| *r == room && *size == n);
-        let idx = match cached {
-            Some(i) => i,
-            None => {
-                self.time.clear();
-                self.time.resize(n, 0.0);
-                self.time[..h.len()].copy_from_slice(h);
-                let mut spec = vec![Complex::default(); bins];
-                fwd.process_with_scratch(&mut self.time, &mut spec, &mut self.scratch[..scratch_len])
-                    .expect("buffer sizes match the plan");
-                if self.ir_spectra.len() >= Self::CACHE {
-                    self.ir_spectra.remove(0);
+        let shared = table.and_then(|t| t.get(room, n));
+        let local = match shared {
+            Some(_) => None,
+            None => Some(match self.ir_spectra.iter().position(|(r, size, _)| *r == room && *size == n) {
+                Some(i) => i,
+                None => {
+                    let spec = spectrum(&mut self.planner, h, n, &mut self.time, &mut self.scratch);
+                    if self.ir_spectra.len() >= Self::CACHE {
+                        self.ir_spectra.remove(0);
+                    }
+                    self.ir_spectra.push((room, n, spec));
+                    self.ir_spectra.len() - 1
                 }
-                self.ir_spectra.push((room, n, spec));
-                self.ir_spectra.len() - 1
-            }
+            }),
         };
         self.time.clear();
         self.time.resize(n, 0.0);
@@ -174,9 +226,14 @@ impl Convolver {
         self.freq.resize(bins, Complex::default());
         fwd.process_with_scratch(&mut self.time, &mut self.freq, &mut self.scratch[..scratch_len])
             .expect("buffer sizes match the plan");
+        let hs = match (shared, local) {
+            (Some(s), _) => s,
+            (None, Some(i)) => &self.ir_spectra[i].2,
+            (None, None) => unreachable!("one of the two is set"),
+        };
         let scale = 1.0 / n as f32;
-        for (y, hs) in self.freq.iter_mut().zip(&self.ir_spectra[idx].2) {
-            *y = *y * *hs * scale;
+        for (y, h) in self.freq.iter_mut().zip(hs) {
+            *y = *y * *h * scale;
         }
         // The DC and Nyquist bins of a real signal's spectrum are real; rounding can leave a tiny
         // imaginary part that realfft refuses, so drop it.
@@ -224,10 +281,14 @@ mod tests {
                 let r = d.get(k).copied().unwrap_or(0.0);
                 assert!((f64::from(v) - r).abs() < 1e-4 * (1.0 + nh as f64).sqrt(), "{nx} {nh} at {k}: {v} vs {r}");
             }
-            // cached spectrum gives the same bytes
+            // cached spectrum gives the same bytes, and so does a shared table
             let mut again = vec![0.0; want];
             conv.convolve(&x, &h, 0, &mut again);
             assert_eq!(out, again);
+            let table = SpectrumTable::build(&[&h], &[(0, SpectrumTable::size_for(nx, nh))].into_iter().collect());
+            let mut shared = vec![0.0; want];
+            Convolver::default().convolve_with(&x, &h, 0, Some(&table), &mut shared);
+            assert_eq!(out, shared);
         }
     }
 
