@@ -29,7 +29,7 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     import numpy as np
 
     from reasonaudio.builder import BuildConfig, plan_build
-    from reasonaudio.builder.render import render_range
+    from reasonaudio.builder.render import render_bank, render_range
 
     t0 = time.perf_counter()
     plan = plan_build(BuildConfig(clips=n, queries_per_task=queries_per_task))
@@ -46,7 +46,7 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     t0 = time.perf_counter()
     for lo in starts.tolist():
         hi = min(n, lo + 64)
-        render_range(plan.atom_audio, plan.atom_offsets, plan.slice(lo, hi), paths[lo:hi], str(out), plan.config.sample_rate, "wav16", 1)
+        render_range(render_bank(plan), plan.slice(lo, hi), None, paths[lo:hi], str(out), plan.config.sample_rate, "wav16", 1)
         clips += hi - lo
         samples += int(plan.final["clip_length"][lo:hi].sum())
     t_render = time.perf_counter() - t0

@@ -102,3 +102,11 @@ def test_ray_to_s3(shardfixture, cluster, s3, tmp_path: Path) -> None:
     build(tmp_path / "plain", BuildConfig(**small), progress=False)
     assert build("s3://bench/ray", BuildConfig(**small), ray="local", progress=False) == "s3://bench/ray"
     assert shardfixture.tree_digest("s3://bench/ray") == shardfixture.tree_digest(tmp_path / "plain")
+
+
+def test_a_scene_build_on_ray_is_byte_identical(shardfixture, cluster, tmp_path: Path) -> None:
+    pytest.importorskip("pyroomacoustics", reason="simulated rooms need the scene extra")
+    scene = {"background": "noise:pink", "snr_db": [0.0, 20.0], "room": "simulated:0.3,0.4", "pitch_semitones": [-1.0, 1.0]}
+    config = BuildConfig(clips=60, queries_per_task=3, seed=5, scene=scene)
+    plain = shardfixture.tree_digest(build(tmp_path / "plain", config, progress=False))
+    assert shardfixture.tree_digest(build(tmp_path / "r", config, ray="local", progress=False)) == plain

@@ -91,6 +91,10 @@ class BuildPlan:
             h.update(np.ascontiguousarray(self.final[key]).tobytes())
         h.update(json.dumps([self.query_ids, [s.logic for s in self.specs], self.positives, self.negatives]).encode())
         h.update(np.ascontiguousarray(self.atom_audio, dtype="<f4").tobytes())
+        if self.scene is not None:
+            # the bed and room sources too: a room simulated by another simulator version is another output
+            for source in (*self.scene.beds, *self.scene.rooms):  # type: ignore[attr-defined]
+                h.update(source.sha256.encode())
         return h.hexdigest()
 
 

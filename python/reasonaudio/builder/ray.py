@@ -19,7 +19,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.builder.plan import BuildPlan
-from reasonaudio.builder.render import render_range
+from reasonaudio.builder.render import SCENE_REPORT, render_bank, render_range, scene_slice
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 
@@ -35,13 +35,12 @@ def _ray():
     return require("ray", "ray", "--ray")
 
 
-def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, fault_marker):
-    atom_audio, atom_offsets = bank
-    peaks, gains = render_range(atom_audio, atom_offsets, sl, rel_paths, audio_url, sample_rate, audio_format, 1)
+def _render_task(bank, sl, draws, rel_paths, audio_url, sample_rate, audio_format, fault_marker):
+    report = render_range(bank, sl, draws, rel_paths, audio_url, sample_rate, audio_format, 1)
     if fault_marker and not os.path.exists(fault_marker):
         open(fault_marker, "w").close()
         os._exit(1)  # dies like a killed worker: after writing its files, before reporting back
-    return peaks, gains
+    return report
 
 
 def _check_written(audio_url: str, rel_paths: list[str]) -> None:
@@ -65,7 +64,8 @@ def task_chunk(n_clips: int, cpus: int) -> int:
 
 
 def render_on_ray(plan: BuildPlan, audio_url: str, address: str, progress: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Renders every clip of `plan` with Ray tasks into `audio_url`; returns peaks and gains."""
+    """Renders every clip of `plan` with Ray tasks into `audio_url`; returns peaks and gains (with a
+    scene, the bed gains and event SNRs go to `plan.scene_report`, as `render_local` leaves them)."""
     if audio_url.startswith("memory://"):
         raise UserError("--ray cannot write to memory://: that filesystem lives in one process, the workers cannot see it")
     ray = _ray()
@@ -85,26 +85,32 @@ def render_on_ray(plan: BuildPlan, audio_url: str, address: str, progress: bool)
         chunk = task_chunk(n, cpus)
         cfg = plan.config
         paths = plan.rel_paths
-        bank = ray.put((plan.atom_audio, plan.atom_offsets))
+        bank = ray.put(render_bank(plan))
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_render_task)
         ranges = [(lo, min(n, lo + chunk)) for lo in range(0, n, chunk)]
         marker = os.environ.get(FAULT_ENV)
         faulty = len(ranges) // 2
         pending = {
-            task.remote(bank, plan.slice(lo, hi), paths[lo:hi], audio_url, cfg.sample_rate, cfg.audio_format, marker if i == faulty else None): (lo, hi)
+            task.remote(bank, plan.slice(lo, hi), scene_slice(plan, lo, hi), paths[lo:hi], audio_url, cfg.sample_rate,
+                        cfg.audio_format, marker if i == faulty else None): (lo, hi)
             for i, (lo, hi) in enumerate(ranges)
         }
         peaks = np.zeros(n, np.float64)
         gains = np.zeros(n, np.float64)
+        ptr = plan.final["clip_event_ptr"]
+        scene = {"bed_gain": np.zeros(n, np.float32), "ev_snr_db": np.zeros(int(ptr[n]), np.float32)} if plan.scene is not None else None
         try:
             with tqdm(total=n, desc=f"render ({cpus} Ray CPUs)", unit="clip", disable=not progress) as bar:
                 while pending:
                     done, _ = ray.wait(list(pending), num_returns=1)
                     for ref in done:
                         lo, hi = pending.pop(ref)
-                        p, g = ray.get(ref)
-                        peaks[lo:hi] = p
-                        gains[lo:hi] = g
+                        report = ray.get(ref)
+                        peaks[lo:hi] = report["peak"]
+                        gains[lo:hi] = report["gain"]
+                        if scene is not None:
+                            scene["bed_gain"][lo:hi] = report["bed_gain"]
+                            scene["ev_snr_db"][int(ptr[lo]) : int(ptr[hi])] = report["ev_snr_db"]
                         bar.update(hi - lo)
         except BaseException:
             # the staging area is about to be removed: tasks still running must not write into it
@@ -116,6 +122,9 @@ def render_on_ray(plan: BuildPlan, audio_url: str, address: str, progress: bool)
                 ray.wait(list(pending), num_returns=len(pending), timeout=60)
             raise
         _check_written(audio_url, paths)
+        if scene is not None:
+            assert tuple(scene) == SCENE_REPORT
+            plan.scene_report = scene  # type: ignore[attr-defined]
         return peaks, gains
     finally:
         if started_here:

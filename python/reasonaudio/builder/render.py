@@ -14,97 +14,82 @@ from reasonaudio.builder.plan import BuildPlan
 from reasonaudio.io import storage
 from reasonaudio.io.outputs import scratch_directory
 
+RENDER_CHUNK = 512  # clips per render call: bounds memory and paces the progress bar
+
+
+def render_bank(plan: BuildPlan) -> tuple[np.ndarray, ...]:
+    """The read-only audio every range of `plan` renders from: the atoms, and with a scene the bed
+    and room sources (what Ray puts in its object store once)."""
+    banks = (plan.atom_audio, plan.atom_offsets)
+    if plan.scene is not None:
+        banks += (*plan.scene.bed_bank(), *plan.scene.room_bank())  # type: ignore[attr-defined]
+    return banks
+
+
+def scene_slice(plan: BuildPlan, lo: int, hi: int):
+    """The scene draws of clips [lo, hi) (None without a scene)."""
+    if plan.scene is None:
+        return None
+    ptr = plan.final["clip_event_ptr"]
+    return plan.draws.slice(lo, hi, int(ptr[lo]), int(ptr[hi]))  # type: ignore[attr-defined]
+
+
 def render_range(
-    atom_audio: np.ndarray,
-    atom_offsets: np.ndarray,
+    bank: tuple[np.ndarray, ...],
     sl: dict[str, np.ndarray],
+    draws,
     rel_paths: list[str],
     audio_root: str,
     sample_rate: int,
     audio_format: str,
     threads: int,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> dict[str, np.ndarray]:
     """Renders the clips of a plan slice to `audio_root` (a local directory, or a URI: rendered to
-    a local scratch directory and uploaded); `rel_paths` are `audio/<name>`. Returns the float32
-    peaks before the limiter and the limiter gains."""
+    a local scratch directory and uploaded); `rel_paths` are `audio/<name>`; `bank` is
+    `render_bank(plan)`, `draws` the slice's scene draws or None. Returns the core's report: the
+    float32 peaks before the limiter and the limiter gains, and with a scene the bed gains and
+    every event's SNR."""
     names = [p.rpartition("/")[2] for p in rel_paths]
     remote = storage.is_uri(audio_root)
     # a URI's audio is rendered into a locked scratch folder (removed in `finally`, or by the next
     # command if this one is killed) and uploaded
     scratch = scratch_directory("render") if remote else contextlib.nullcontext(Path(audio_root))
     with scratch as local_dir:
-        res = _core.render_corpus(
-            atom_audio,
-            atom_offsets,
-            sl["ev_clip"],
-            sl["ev_atom"],
-            sl["ev_onset"],
-            sl["ev_length"],
-            sl["ev_gain_db"],
-            sl["clip_length"],
-            [str(local_dir / name) for name in names],
-            sample_rate,
-            format=audio_format,
-            threads=threads,
-        )
+        events = (sl["ev_clip"], sl["ev_atom"], sl["ev_onset"], sl["ev_length"], sl["ev_gain_db"], sl["clip_length"])
+        paths = [str(local_dir / name) for name in names]
+        if draws is None:
+            res = _core.render_corpus(*bank, *events, paths, sample_rate, format=audio_format, threads=threads)
+        else:
+            atom_audio, atom_offsets, bed_audio, bed_offsets, room_audio, room_offsets = bank
+            res = _core.render_corpus_scene(
+                atom_audio, atom_offsets, *events, paths, sample_rate,
+                bed_audio, bed_offsets, draws.clip_bed, draws.clip_bed_start, draws.clip_snr_db,
+                room_audio, room_offsets, draws.clip_room, draws.ev_speed,
+                format=audio_format, threads=threads,
+            )
         if remote:
             fs, path = storage.open_fs(audio_root)
             storage.upload_dir(local_dir, fs, path)
-    return np.asarray(res["peak"]), np.asarray(res["gain"])
+    return {k: np.asarray(v) for k, v in res.items()}
 
 
-RENDER_CHUNK = 512  # clips per render call: bounds memory and paces the progress bar
-
-
-def render_scene_range(plan: BuildPlan, lo: int, hi: int, audio_root: str) -> dict[str, np.ndarray]:
-    """Renders clips [lo, hi) of a plan with a scene into the local directory `audio_root`;
-    returns the core's report (peak, gain, bed_gain per clip; ev_snr_db per event)."""
-    cfg = plan.config
-    sl = plan.slice(lo, hi)
-    ptr = plan.final["clip_event_ptr"].astype(np.int64)
-    d = plan.draws.slice(lo, hi, int(ptr[lo]), int(ptr[hi]))  # type: ignore[attr-defined]
-    bed_audio, bed_offsets = plan.scene.bed_bank()  # type: ignore[attr-defined]
-    room_audio, room_offsets = plan.scene.room_bank()  # type: ignore[attr-defined]
-    names = [p.rpartition("/")[2] for p in plan.rel_paths[lo:hi]]
-    return _core.render_corpus_scene(
-        plan.atom_audio, plan.atom_offsets, sl["ev_clip"], sl["ev_atom"], sl["ev_onset"], sl["ev_length"], sl["ev_gain_db"],
-        sl["clip_length"], [str(Path(audio_root) / n) for n in names], cfg.sample_rate,
-        bed_audio, bed_offsets, d.clip_bed, d.clip_bed_start, d.clip_snr_db, room_audio, room_offsets, d.clip_room, d.ev_speed,
-        format=cfg.audio_format, threads=cfg.worker_threads,
-    )
+SCENE_REPORT = ("bed_gain", "ev_snr_db")
 
 
 def render_local(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
     """Renders clips [lo, hi) in this process (Rust threads); peaks and gains of the range. With a
-    scene, the bed gains and event SNRs are left in `plan.scene_report`."""
-    if plan.scene is not None:
-        if storage.is_uri(audio_root):
-            from reasonaudio.errors import UserError
-
-            raise UserError("a build with a scene (--background/--room/--pitch) writes to a local directory only, for now")
-        parts = []
-        with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
-            for a in range(lo, hi, RENDER_CHUNK):
-                b = min(hi, a + RENDER_CHUNK)
-                parts.append(render_scene_range(plan, a, b, audio_root))
-                bar.update(b - a)
-        report = {k: np.concatenate([np.asarray(p[k]) for p in parts]) for k in ("peak", "gain", "bed_gain", "ev_snr_db")}
-        plan.scene_report = report  # type: ignore[attr-defined]
-        return report["peak"].astype(np.float64), report["gain"].astype(np.float64)
-    peaks = np.zeros(hi - lo, np.float64)
-    gains = np.zeros(hi - lo, np.float64)
-    paths = plan.rel_paths
+    scene, the bed gains and event SNRs of the range are left in `plan.scene_report`."""
     cfg = plan.config
+    bank = render_bank(plan)
+    parts = []
     with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
         for a in range(lo, hi, RENDER_CHUNK):
             b = min(hi, a + RENDER_CHUNK)
-            p, g = render_range(
-                plan.atom_audio, plan.atom_offsets, plan.slice(a, b), paths[a:b], audio_root,
-                cfg.sample_rate, cfg.audio_format, cfg.worker_threads,
-            )
-            peaks[a - lo : b - lo] = p
-            gains[a - lo : b - lo] = g
+            parts.append(render_range(bank, plan.slice(a, b), scene_slice(plan, a, b), plan.rel_paths[a:b], audio_root,
+                                      cfg.sample_rate, cfg.audio_format, cfg.worker_threads))
             bar.update(b - a)
-    return peaks, gains
-
-
+    keys = ("peak", "gain", *(SCENE_REPORT if plan.scene is not None else ()))
+    report = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.float32) for k in keys}
+    if plan.scene is not None:
+        plan.scene_report = {k: report[k] for k in SCENE_REPORT}  # type: ignore[attr-defined]
+    return report["peak"].astype(np.float64), report["gain"].astype(np.float64)

@@ -48,8 +48,6 @@ def build(
     config.check()
     if shard is not None and ray is not None:
         raise UserError("--shard and --ray are two ways to split a build: choose one")
-    if config.scene is not None and (shard is not None or ray is not None or from_plan is not None):
-        raise UserError("a build with a scene (--background/--room/--pitch) renders in one process for now: leave out --shard, --ray and --from-plan")
     library_inputs = [] if config.atoms == "procedural" else [config.atoms]
     kind = SHARD_KIND if shard is not None else "benchmark"
     with Output(out, kind, inputs=library_inputs, force=force) as dest:

@@ -11,8 +11,14 @@ seed, parameters, atom library or tool version) instead of mixing them.
 A shard directory:
 
     shard.json       format, shard, shards, clip_range, n_clips, plan_sha256, build parameters
-    render.parquet   clip_index, peak, gain (float32, exactly as the renderer returned them)
+    render.parquet   clip_index, peak, gain (float32, exactly as the renderer returned them);
+                     with a scene also bed_gain
+    render_events.parquet
+                     with a scene: event_row, snr_db (each event's rendered SNR, float32)
     audio/           the range's clips, named as in the final benchmark
+
+A build with a scene shards the same way: its draws depend on (seed, clip) alone, so a shard
+renders its clips exactly as the single-process build does.
 """
 
 from __future__ import annotations
@@ -28,9 +34,9 @@ import polars as pl
 from tqdm.auto import tqdm
 
 from reasonaudio._core import __version__
-from reasonaudio.atoms import AtomLibrary
+from reasonaudio.atoms import AtomLibrary, LabelView
 from reasonaudio.builder.config import BuildConfig
-from reasonaudio.builder.plan import BuildPlan, plan_benchmark
+from reasonaudio.builder.plan import BuildPlan, attach_scene, plan_benchmark
 from reasonaudio.builder.render import render_local
 from reasonaudio.builder.tables import Built, write_benchmark
 from reasonaudio.errors import UserError
@@ -38,11 +44,13 @@ from reasonaudio.io import storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
 from reasonaudio.io.outputs import npz_kind, output_file
 from reasonaudio.queries import QuerySpec
+from reasonaudio.scene import SceneConfig, resolve
 
 SHARD_FORMAT = "reasonaudio-shard/1"
 SHARD_KIND = "benchmark shard"
 SHARD_JSON = "shard.json"
 RENDER_STATS = "render.parquet"
+RENDER_EVENTS = "render_events.parquet"
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -70,13 +78,15 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
     peaks, gains = render_local(plan, dest.audio_url, lo, hi, progress)
     if progress:
         print(f"{plan.origin} in {plan.seconds:.2f} s, rendered clips [{lo}, {hi}) in {time.perf_counter() - t0:.2f} s")
-    pl.DataFrame(
-        {
-            "clip_index": np.arange(lo, hi, dtype=np.int64),
-            "peak": peaks.astype(np.float32),
-            "gain": gains.astype(np.float32),
-        }
-    ).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
+    stats = {"clip_index": np.arange(lo, hi, dtype=np.int64), "peak": peaks.astype(np.float32), "gain": gains.astype(np.float32)}
+    if plan.scene is not None:
+        report = plan.scene_report  # type: ignore[attr-defined]
+        stats["bed_gain"] = np.asarray(report["bed_gain"], np.float32)
+        ptr = plan.final["clip_event_ptr"]
+        pl.DataFrame({"event_row": np.arange(int(ptr[lo]), int(ptr[hi]), dtype=np.int64),
+                      "snr_db": np.asarray(report["ev_snr_db"], np.float32)}).write_parquet(
+            root / RENDER_EVENTS, compression="zstd", statistics=False)
+    pl.DataFrame(stats).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
     write_audio_hashes(root, plan.rel_paths[lo:hi], dest.audio_fs, dest.audio_dir)  # merge checks its copies against them
     meta = {
         "format": SHARD_FORMAT,
@@ -150,19 +160,32 @@ def merge(
         n = plan.n_clips
         peaks = np.full(n, np.nan, np.float64)
         gains = np.full(n, np.nan, np.float64)
+        ptr = plan.final["clip_event_ptr"]
+        scene = plan.scene is not None
+        bed_gain = np.full(n, np.nan, np.float32)
+        snr = np.full(int(ptr[n]), np.nan, np.float32)
         paths = plan.rel_paths
         with tqdm(total=n, desc="merge", unit="clip", disable=not progress) as bar:
             for k in range(first["shards"]):
                 m = by_k[k]
                 lo, hi = m["clip_range"]
-                stats = _render_stats(m)
+                stats = _render_stats(m, RENDER_STATS, ("clip_index", "peak", "gain", *(("bed_gain",) if scene else ())))
                 if stats["clip_index"].to_list() != list(range(lo, hi)):
                     raise UserError(f"{m['location']}/{RENDER_STATS}: does not list clips {lo}..{hi - 1} in order")
                 peaks[lo:hi] = stats["peak"].to_numpy()
                 gains[lo:hi] = stats["gain"].to_numpy()
+                if scene:
+                    bed_gain[lo:hi] = stats["bed_gain"].to_numpy()
+                    ev = _render_stats(m, RENDER_EVENTS, ("event_row", "snr_db"))
+                    e0, e1 = int(ptr[lo]), int(ptr[hi])
+                    if ev["event_row"].to_list() != list(range(e0, e1)):
+                        raise UserError(f"{m['location']}/{RENDER_EVENTS}: does not list event rows {e0}..{e1 - 1} in order")
+                    snr[e0:e1] = ev["snr_db"].to_numpy()
                 names = [p.rpartition("/")[2] for p in paths[lo:hi]]
                 _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
                 bar.update(hi - lo)
+        if scene:
+            plan.scene_report = {"bed_gain": bed_gain, "ev_snr_db": snr}  # type: ignore[attr-defined]
         manifest = write_benchmark(plan, dest.root, peaks, gains, dest)
         _check_copies(dest.root, [by_k[k] for k in range(first["shards"])])
     return Built(out if storage.is_uri(out) else Path(out), manifest)
@@ -184,16 +207,16 @@ def _check_copies(root: Path, metas: list[dict]) -> None:
                                 "was built); nothing was merged: build that shard again")
 
 
-def _render_stats(meta: dict) -> pl.DataFrame:
-    """A shard's render statistics, or a UserError naming the file (truncated, foreign, columns missing)."""
-    where = f"{meta['location']}/{RENDER_STATS}"
+def _render_stats(meta: dict, name: str, columns: tuple[str, ...]) -> pl.DataFrame:
+    """A shard's render statistics (`name`), or a UserError naming the file (truncated, foreign, columns missing)."""
+    where = f"{meta['location']}/{name}"
     try:
-        stats = pl.read_parquet(meta["fs"].cat_file(f"{meta['path']}/{RENDER_STATS}"))
+        stats = pl.read_parquet(meta["fs"].cat_file(f"{meta['path']}/{name}"))
     except FileNotFoundError:
         raise UserError(f"{where}: missing (the shard is incomplete: build it again)") from None
     except Exception as err:  # polars raises several types for a corrupt file
         raise UserError(f"{where}: cannot read parquet ({err}); the shard is damaged: build it again") from None
-    missing = [c for c in ("clip_index", "peak", "gain") if c not in stats.columns]
+    missing = [c for c in columns if c not in stats.columns]
     if missing:
         raise UserError(f"{where}: missing column(s) {', '.join(missing)}")
     return stats
@@ -284,8 +307,13 @@ def load_plan(path: str | Path, config=None):
         [clips[indptr[q] : indptr[q + 1]] for q in range(len(indptr) - 1)],
         meta["positives"], meta["negatives"], meta["planned"], meta["hard_counts"], 0.0,
     )
+    if saved.scene is not None:
+        # the scene's sources are loaded again (seeded; their hashes are in the fingerprint) and its
+        # draws depend on (seed, clip) alone: the loaded plan renders what the planning process would
+        scene_cfg = SceneConfig.from_recorded(saved.scene)
+        attach_scene(plan, resolve(scene_cfg, saved.sample_rate, saved.seed, list(LabelView.of(library).labels)))
     if plan.fingerprint() != meta["fingerprint"]:
-        raise UserError(f"{path}: the atom library or tool version differs from the one that made this plan")
+        raise UserError(f"{path}: the atom library, scene sources or tool version differ from the ones that made this plan")
     plan.seconds = time.perf_counter() - t0
     plan.origin = f"loaded the plan {path}"
     return plan
