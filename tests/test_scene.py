@@ -168,3 +168,28 @@ def test_simulated_rooms_are_cached_as_the_same_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
     assert [r.sha256 for r in load_rooms("simulated:0.3,0.3", 16000, 5)] == [r.sha256 for r in first]
     assert np.load(cached[0])["h"].shape == first[0].audio.shape
+
+
+def test_a_bed_library_packed_from_debian_packages(tmp_path):
+    """`atoms pack debian-beds`: ambience loops under the atom pack's license rules, none of them an atom
+    of the atom pack; used as `--background LIB`, each bed keeps its library's label, license and credit."""
+    from reasonaudio.atoms.sources.debian import BEDS_TABLE, missing_packages, read_pack_table
+    from reasonaudio.cli import main
+
+    rows = read_pack_table(BEDS_TABLE)
+    atoms = {(r["package"], r["file"]) for r in read_pack_table()}
+    assert rows and not atoms & {(r["package"], r["file"]) for r in rows}
+    missing = missing_packages(sorted({r["package"] for r in rows}))
+    if missing:
+        pytest.skip(f"Debian packages not installed: {' '.join(missing)}")
+    assert main(["atoms", "pack", "debian-beds", "--out", str(tmp_path / "beds")]) == 0
+    out = tmp_path / "b"
+    assert main(["build", "--out", str(out), "--clips", "40", "--queries-per-task", "3", "--background", str(tmp_path / "beds"),
+                 "--snr", "0,10", "--quiet"]) == 0
+    report = validate_benchmark(out)
+    assert not _failed(report), _failed(report)
+    bg = pl.read_parquet(out / "backgrounds.parquet")
+    assert sorted(bg["label"]) == sorted(r["label"] for r in rows)
+    assert set(bg["license"]) <= {"CC0-1.0", "CC-BY-3.0", "CC-BY-4.0", "CC-BY-SA-3.0", "CC-BY-SA-4.0", "MIT", "public-domain"}
+    assert all(s.startswith("debian:") for s in bg["source"])
+    assert "\n\n## Background beds\n" in (out / "ATTRIBUTION.md").read_text()

@@ -70,7 +70,10 @@ def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.nd
         if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
             write_dcase(root, plan, tables["events"])
     write_beir(root, plan, tables["qrels"])
-    write_attribution(root, plan.library, plan.final["ev_atom"])
+    attribution = write_attribution(root, plan.library, plan.final["ev_atom"])
+    if plan.scene is not None and plan.scene.beds:  # type: ignore[attr-defined]
+        with open(attribution, "a", encoding="utf-8") as fh:
+            fh.write(_beds_attribution(plan.scene.beds))  # type: ignore[attr-defined]
     manifest = benchmark_manifest(plan, root, tables)
     write_json(root / "manifest.json", manifest)
     if dest is not None:
@@ -230,6 +233,14 @@ def scene_tables(plan: BuildPlan, clips: pl.DataFrame, events: pl.DataFrame) -> 
         schema={"room_id": pl.String, "source": pl.String, "rt60_s": pl.Float64, "tail_s": pl.Float64, "path": pl.String, "simulation": pl.String},
     )
     return {"clips": clips, "events": events, "backgrounds": backgrounds, "rooms": rooms_df, "scene_events": scene_events}
+
+
+def _beds_attribution(beds) -> str:
+    """ATTRIBUTION.md's section for the background beds (their licenses travel with the audio too)."""
+    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ") or "-"  # noqa: E731
+    lines = ["", "## Background beds", "", "| background_id | label | license | source | attribution |", "|---|---|---|---|---|"]
+    lines += [f"| {cell(b.background_id)} | {cell(b.label)} | {cell(b.license)} | {cell(b.source)} | {cell(b.attribution)} |" for b in beds]
+    return "\n".join(lines) + "\n"
 
 
 def write_scene_sources(root: Path, plan: BuildPlan) -> None:

@@ -64,13 +64,15 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _pack(args: argparse.Namespace) -> int:
-    from reasonaudio.atoms.sources.debian import pack_debian
+    from reasonaudio.atoms.sources.debian import BEDS_MAX_S, BEDS_TABLE, PACK_TABLE, pack_debian
 
+    beds = args.source == "debian-beds"
     report = pack_debian(
         args.out,
+        table=BEDS_TABLE if beds else PACK_TABLE,
         sample_rate=args.sample_rate,
         min_duration_s=args.min_duration,
-        max_duration_s=args.max_duration,
+        max_duration_s=args.max_duration if args.max_duration is not None else BEDS_MAX_S if beds else 10.0,
         split_fraction=args.split_fraction,
         seed=args.seed,
         overwrite=args.force,
@@ -145,13 +147,16 @@ def add_parser(subparsers) -> None:
     imp.set_defaults(func=_import)
 
     pack = sub.add_parser("pack", help="build a library of real recordings from installed packages (offline)")
-    pack.add_argument("source", choices=["debian"], help="debian: recordings of Debian sound/game-data packages")
+    pack.add_argument("source", choices=["debian", "debian-beds"],
+                      help="debian: recordings of Debian sound/game-data packages; debian-beds: their ambience loops, "
+                      "a bed library for build --background")
     pack.add_argument("--out", required=True, metavar="ATOMS", help="library directory to create")
     pack.add_argument("--sample-rate", type=_positive_rate, default=16000, help="library sample rate (default 16000)")
     pack.add_argument("--split-fraction", type=float, default=None, metavar="F", help="share of each label's exemplars in the test split")
     pack.add_argument("--seed", type=SEED, default=0, help="seed of the --split-fraction draw, 0..2^32-1 (default 0)")
     pack.add_argument("--min-s", dest="min_duration", type=float, default=0.15, help="shortest atom after trimming, s (default 0.15)")
-    pack.add_argument("--max-s", dest="max_duration", type=float, default=10.0, help="longest atom after trimming, s (default 10)")
+    pack.add_argument("--max-s", dest="max_duration", type=float, default=None,
+                      help="longest atom after trimming, s (default 10; 120 for debian-beds)")
     pack.add_argument("--allow-missing", action="store_true", help="build from the packages installed, leaving out the others")
     pack.add_argument("--force", action="store_true", help="replace ATOMS if it exists")
     pack.set_defaults(func=_pack)

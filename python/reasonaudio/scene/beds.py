@@ -1,4 +1,9 @@
-"""Background beds: a generated texture (noise:pink|brown|white) or every audio file of a folder.
+"""Background beds: a generated texture (noise:pink|brown|white), an atom library used as a bed
+library, or every audio file of a folder.
+
+A library (a directory with atoms.parquet: written by `reasonaudio atoms import`, the dataset
+importers or `reasonaudio atoms pack debian-beds`) gives one bed per exemplar, with the library's
+label, source, license and attribution, so beds are imported exactly as atoms are.
 
 A texture is one BED_TEXTURE_S-second source generated from (seed, kind) by the core; each clip
 takes its own seeded start in it (scene.draws), so clips do not share a bed segment. A folder's
@@ -45,6 +50,35 @@ def _label_of(path: Path, root: Path) -> str:
     return (rel.parts[0] if len(rel.parts) > 1 else path.stem).strip()
 
 
+def _unit_level(x: np.ndarray, where: str) -> np.ndarray:
+    rms = float(np.sqrt(np.mean(np.asarray(x, np.float64) ** 2))) if x.size else 0.0
+    if not np.isfinite(x).all() or rms == 0.0:
+        raise UserError(f"--background {where}: the recording is silent or holds non-finite samples")
+    return np.ascontiguousarray(x * (_core.TEXTURE_RMS / rms), dtype=np.float32)
+
+
+def _folder_beds(root: Path, sample_rate: int) -> list[Bed]:
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
+    if not files:
+        raise UserError(f"--background {root}: the directory holds no audio file ({', '.join(AUDIO_SUFFIXES)})")
+    beds = []
+    for i, path in enumerate(files):
+        x, sr = read_mono(path)
+        beds.append(Bed(f"bg_{i:04d}", _label_of(path, root), str(path), "see source", "", _unit_level(to_rate(x, sr, sample_rate), str(path))))
+    return beds
+
+
+def _library_beds(root: Path, sample_rate: int) -> list[Bed]:
+    from reasonaudio.atoms import AtomLibrary
+
+    lib = AtomLibrary.load(root, sample_rate=sample_rate)
+    return [
+        Bed(f"bg_{i:04d}", lib.labels[i], lib.sources[i], lib.licenses[i], lib.attributions[i] if lib.attributions else "",
+            _unit_level(np.asarray(lib.audio(i)), f"{root} atom {lib.atom_ids[i]}"))
+        for i in range(len(lib))
+    ]
+
+
 def load_beds(spec: str, sample_rate: int, seed: int, vocabulary: list[str]) -> list[Bed]:
     if spec.startswith("noise:"):
         kind = spec.partition(":")[2]
@@ -53,20 +87,12 @@ def load_beds(spec: str, sample_rate: int, seed: int, vocabulary: list[str]) -> 
         beds = [Bed(f"noise_{kind}", f"{kind}_noise", f"generated:noise:{kind}", "CC0-1.0", "", audio)]
     else:
         root = Path(spec)
-        if not root.is_dir():
-            raise UserError(f"--background {spec!r}: not noise:pink|brown|white and not a directory")
-        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
-        if not files:
-            raise UserError(f"--background {spec}: the directory holds no audio file ({', '.join(AUDIO_SUFFIXES)})")
-        beds = []
-        for i, path in enumerate(files):
-            x, sr = read_mono(path)
-            x = to_rate(x, sr, sample_rate)
-            rms = float(np.sqrt(np.mean(np.asarray(x, np.float64) ** 2))) if x.size else 0.0
-            if not np.isfinite(x).all() or rms == 0.0:
-                raise UserError(f"--background {path}: the recording is silent or holds non-finite samples")
-            audio = np.ascontiguousarray(x * (_core.TEXTURE_RMS / rms), dtype=np.float32)
-            beds.append(Bed(f"bg_{i:04d}", _label_of(path, root), str(path), "see source", "", audio))
+        if (root / "atoms.parquet").is_file():
+            beds = _library_beds(root, sample_rate)
+        elif root.is_dir():
+            beds = _folder_beds(root, sample_rate)
+        else:
+            raise UserError(f"--background {spec!r}: not noise:pink|brown|white, an atom library or a directory")
     for bed in beds:
         for label in vocabulary:
             if labels_clash(bed.label, label):

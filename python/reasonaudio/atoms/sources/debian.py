@@ -28,6 +28,11 @@ from reasonaudio.atoms.sources.common import Candidate, ImportReport, assemble, 
 from reasonaudio.errors import UserError
 
 PACK_TABLE = "debian_pack.csv"
+#: Ambience loops for background beds (contract §5), from the same packages under the same license
+#: rules; none of these files is an atom of PACK_TABLE, so a bed never replays an event's recording.
+BEDS_TABLE = "debian_beds.csv"
+#: Beds are textures: the longest (lugaru's desert ambience) lasts 60 s.
+BEDS_MAX_S = 120.0
 #: Footsteps, drum hits and knocks of these packages last 0.15-0.3 s; the planner loops an atom
 #: shorter than an event (events last >= 0.6 s), so they become a few steps or hits in a row.
 PACK_MIN_S = 0.15
@@ -68,12 +73,12 @@ def spdx(license_text: str) -> str:
     return _SPDX.get(key, license_text.strip())
 
 
-def read_pack_table() -> list[dict[str, str]]:
-    text = resources.files("reasonaudio").joinpath("data", PACK_TABLE).read_text(encoding="utf-8")
+def read_pack_table(table: str = PACK_TABLE) -> list[dict[str, str]]:
+    text = resources.files("reasonaudio").joinpath("data", table).read_text(encoding="utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
     for i, row in enumerate(rows, start=2):
         if row["package"] not in PACKAGES or not row["file"] or not row["label"]:
-            raise AssertionError(f"reasonaudio/data/{PACK_TABLE} line {i}: bad row {row}")
+            raise AssertionError(f"reasonaudio/data/{table} line {i}: bad row {row}")
     return rows
 
 
@@ -158,9 +163,11 @@ def pack_debian(
     seed: int = 0,
     overwrite: bool = False,
     allow_missing: bool = False,
+    table: str = PACK_TABLE,
 ) -> ImportReport:
-    """Write the Debian real-sound library to ``out`` (see the module docstring)."""
-    rows = read_pack_table()
+    """Write the Debian real-sound library to ``out`` (see the module docstring); with
+    ``table=BEDS_TABLE``, the library of ambience beds for ``build --background``."""
+    rows = read_pack_table(table)
     wanted = sorted({r["package"] for r in rows})
     missing = missing_packages(wanted)
     if missing and (not allow_missing or len(missing) == len(wanted)):
