@@ -69,10 +69,33 @@ def quick(in_tmp: Path, evalfixture) -> Path:
 
 
 def test_python_api_example_runs(in_tmp: Path) -> None:
-    namespace = run_python(blocks(section("Python API"), "python")[0])
+    from reasonaudio.errors import UserError
+
+    code = blocks(section("Python API"), "python")[0]
+    namespace = run_python(code)
     assert namespace["report"].ok
     assert namespace["logic"] == {"all": [{"has": "bell_low"}, {"not": "siren_wail"}]}
     assert namespace["result"].summary["acc@1"]["Avg"]["mean"] >= 0
+    # run again (a notebook cell run twice): the refusal tells a Python caller its keyword, not only
+    # the CLI's --force
+    with pytest.raises(UserError, match=r"holds an earlier benchmark; pass --force \(force=True from Python\)"):
+        run_python(code)
+
+
+def test_import_folder_refusal_names_its_own_keyword(in_tmp: Path) -> None:
+    """The API block's `ra.import_folder` replaces a library with `overwrite=True`, and says so."""
+    import soundfile as sf
+
+    import reasonaudio as ra
+    from reasonaudio.errors import UserError
+
+    (in_tmp / "my_sounds" / "bell").mkdir(parents=True)
+    t = np.arange(8000) / 16000
+    sf.write(in_tmp / "my_sounds" / "bell" / "a.wav", 0.3 * np.sin(2 * np.pi * 880 * t), 16000)
+    ra.import_folder("my_sounds/", "my_atoms/", skip_bad=True)
+    with pytest.raises(UserError, match=r"pass --force \(overwrite=True from Python\)"):
+        ra.import_folder("my_sounds/", "my_atoms/", skip_bad=True)
+    ra.import_folder("my_sounds/", "my_atoms/", skip_bad=True, overwrite=True)
 
 
 def _encoders(dim: int = 12) -> dict:
