@@ -272,6 +272,23 @@ def test_command_table_options_exist() -> None:
             assert option in accepted, f"`reasonaudio {span}`: {option} is not an option of {[p.prog for p in parsers]}"
 
 
+def test_requirements_name_real_extras_and_ci_run_installs_the_extras_the_readme_lists() -> None:
+    """Item 1 of the README's promise: each extra the requirements table names exists in pyproject,
+    and the `.ci/run` paragraph lists exactly the extras the script installs."""
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    table = section("Requirements").split("| command |", 1)[1]
+    # the "extra" column (cells split on unescaped pipes: `detect train\|run` is one cell)
+    cells = [re.split(r"(?<!\\)\|", row)[2] for row in table.splitlines() if row.startswith("| `")]
+    named = {e for cell in cells for group in re.findall(r"`([a-z0-9,-]+)`", cell) for e in group.split(",")}
+    assert named and named <= extras, named - extras
+    script = (ROOT / ".ci" / "run").read_text()
+    installed = set(re.search(r'pip install -q "\.\[([a-z0-9,-]+)\]"', script)[1].split(","))
+    listed = re.search(r"extras `([^`]+)`", section("Set up"))[1]
+    assert {e.strip() for e in listed.split(",")} == installed
+
+
 def test_documentation_links_exist() -> None:
     for text, base in [(TEXT, ROOT), *((p.read_text(), p.parent) for p in (ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
