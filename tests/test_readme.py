@@ -79,6 +79,10 @@ def test_python_api_example_runs(in_tmp: Path) -> None:
     assert namespace["report"].ok
     assert namespace["logic"] == {"all": [{"has": "bell_low"}, {"not": "siren_wail"}]}
     assert namespace["result"].summary["acc@1"]["Avg"]["mean"] >= 0
+    # the sentence after the block: load_any_benchmark reads the benchmark's own BEIR folder too
+    assert "`ra.load_any_benchmark(path)` also reads BEIR" in section("Python API")
+    beir = namespace["ra"].load_any_benchmark(namespace["out"] / "beir")
+    assert beir.queries.height == namespace["bench"].queries.height
     # run again (a notebook cell run twice): the refusal tells a Python caller its keyword, not only
     # the CLI's --force
     with pytest.raises(UserError, match=r"holds an earlier benchmark; pass --force \(force=True from Python\)"):
@@ -287,6 +291,22 @@ def test_requirements_name_real_extras_and_ci_run_installs_the_extras_the_readme
     installed = set(re.search(r'pip install -q "\.\[([a-z0-9,-]+)\]"', script)[1].split(","))
     listed = re.search(r"extras `([^`]+)`", section("Set up"))[1]
     assert {e.strip() for e in listed.split(",")} == installed
+
+
+def test_later_blocks_do_not_write_over_what_earlier_ones_made() -> None:
+    """A newcomer runs the README in order, then the linked pages' blocks in the same folder: no
+    block may write an output an earlier block made (it would be refused without --force)."""
+
+    def outs(text: str) -> set[str]:
+        found = set(re.findall(r"--out (\S+)", text)) | set(re.findall(r'ra\.build\("([^"]+)"', text))
+        return {o.rstrip("/").split("$")[0].split("{")[0] for o in found}
+
+    readme = outs("".join(blocks(TEXT, "bash") + blocks(TEXT, "python")))
+    assert {"bench", "quick", "runs/compare", "api_bench"} <= readme
+    for page in ("scale-out.md", "models.md", "audit.md", "real-sounds.md", "hf.md"):
+        text = (ROOT / "docs" / page).read_text()
+        clash = {o for o in outs("".join(blocks(text, "bash"))) if o in readme or any(o.startswith(r + "/") for r in readme)}
+        assert not clash, f"docs/{page} writes {clash}, which the README's blocks already made"
 
 
 def test_documentation_links_exist() -> None:
