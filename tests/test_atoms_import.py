@@ -77,7 +77,7 @@ def test_bad_files_are_listed_and_nothing_is_written(tmp_path: Path) -> None:
     assert "6 file(s)" in msg and "--skip-bad" in msg
     assert "silence/quiet.wav: silent (peak below -80 dBFS)" in msg
     assert "broken/corrupt.wav: unreadable or corrupt audio" in msg
-    assert "blip/blip.wav: too short after trimming silence: 0.03 s < 0.05 s" in msg
+    assert "blip/blip.wav: too short after trimming silence: 0.030 s < 0.05 s" in msg
     assert "Dog Bark/bark2.wav: label 'Dog Bark' is nearly identical to 'dog_bark' (dog_bark/bark.wav)" in msg
     assert "dog_bark/bark.wav: label 'dog_bark' is nearly identical to 'Dog Bark' (Dog Bark/bark2.wav)" in msg
     assert "loose.wav: not inside a label folder" in msg

@@ -313,3 +313,42 @@ def test_phrase_table_with_two_phrases_for_a_label_names_both_rows(tmp_path: Pat
         read_phrase_table(table)
     table.write_text("label,phrase\ndog,a dog barking\ndog,a dog barking\n")  # the same phrase twice is no contradiction
     assert read_phrase_table(table) == {"dog": "a dog barking"}
+
+
+def test_one_shot_sounds_in_the_dataset_layouts_keep_every_exemplar(tmp_path: Path) -> None:
+    """ESC-50 and FSD50K, as laid out: one-shot clips (0.09-0.2 s of sound; ESC-50 pads them to 5 s)
+    are imported with every exemplar of their label; only a clip shorter than the 0.05-s audibility
+    window is skipped (a dataset clip is skipped and reported, not an error)."""
+    esc = make_esc50(tmp_path)
+    rows = [(f"5-9{k}0000-A-22.wav", 5, 22, "clapping", f"9{k}0000", s) for k, s in enumerate((0.1, 0.15, 0.2))]
+    rows += [("5-990000-A-44.wav", 5, 44, "water_drops", "990000", 0.09), ("5-991000-A-44.wav", 5, 44, "water_drops", "991000", 0.03)]
+    meta = esc / "meta" / "esc50.csv"
+    lines = meta.read_text().splitlines()
+    for k, (name, fold, target, cat, src_file, secs) in enumerate(rows):
+        sf.write(esc / "audio" / name, tone(44100, secs, 1500 + 300 * k, pad_to=5.0), 44100, subtype="PCM_16")
+        lines.append(f"{name},{fold},{target},{cat},False,{src_file},A")
+    meta.write_text("\n".join(lines) + "\n")
+    report = import_atoms(esc, tmp_path / "esc_lib", layout="esc50")
+    counts = pl.read_parquet(tmp_path / "esc_lib" / "atoms.parquet")["label"].value_counts()
+    assert dict(counts.iter_rows()) == {"crow": 2, "dog": 3, "rain": 1, "clapping": 3, "water_drops": 1}
+    skipped = dict(report.skipped)
+    assert list(skipped) == ["audio/5-991000-A-44.wav"] and "< 0.05 s" in skipped["audio/5-991000-A-44.wav"]
+
+    fsd = make_fsd50k(tmp_path / "f")
+    sf.write(fsd / "FSD50K.dev_audio" / "301.wav", tone(44100, 0.09, 3000), 44100)
+    sf.write(fsd / "FSD50K.eval_audio" / "302.wav", tone(44100, 0.12, 3300), 44100)
+    for part, fname in (("dev", "301"), ("eval", "302")):
+        table = fsd / "FSD50K.ground_truth" / f"{part}.csv"
+        table.write_text(table.read_text() + f'{fname},"Finger_snapping","/m/025_jnm"' + (",train\n" if part == "dev" else "\n"))
+        info = fsd / "FSD50K.metadata" / f"{part}_clips_info_FSD50K.json"
+        clips = json.loads(info.read_text())
+        clips[fname] = {"title": "snap", "description": "", "tags": [], "license": CC0, "uploader": "kim"}
+        info.write_text(json.dumps(clips))
+    vocab = fsd / "FSD50K.ground_truth" / "vocabulary.csv"
+    vocab.write_text(vocab.read_text() + f"{len(MIDS)},Finger_snapping,/m/025_jnm\n")
+    import_atoms(fsd, tmp_path / "fsd_lib")
+    frame = pl.read_parquet(tmp_path / "fsd_lib" / "atoms.parquet")
+    assert dict(frame["label"].value_counts().iter_rows()) == {
+        "Bark": 3, "Meow": 2, "Electric_guitar": 1, "Bass_guitar": 1, "Tools": 1, "Finger_snapping": 2}
+    snaps = frame.filter(pl.col("label") == "Finger_snapping").sort("source")
+    assert snaps["split"].to_list() == ["train", "test"] and snaps["duration_s"].max() < 0.13

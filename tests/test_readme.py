@@ -4,8 +4,11 @@
 - "Evaluate your own model": the precomputed-embeddings recipe (Python, then the `reasonaudio eval`
   line), the minimal adapter (evaluated from Python, and registered as a `--model` spec the way the
   README says), and the mteb example, each run on a small fixture benchmark named `quick`;
-- every `reasonaudio` subcommand the CLI has appears in the README's command table, and every
-  `docs/...` link of the README names a file that exists.
+- the quick start runs for real and prints every line the README shows (times aside);
+- the Python API's refusal of an existing output names its Python keyword (`force=True`,
+  `overwrite=True` for `import_folder`), not only the CLI's `--force`;
+- every `reasonaudio` subcommand the CLI has appears in the README's command table, every option a
+  row shows is one its command accepts, and every `docs/...` link names a file that exists.
 """
 
 from __future__ import annotations
@@ -69,10 +72,37 @@ def quick(in_tmp: Path, evalfixture) -> Path:
 
 
 def test_python_api_example_runs(in_tmp: Path) -> None:
-    namespace = run_python(blocks(section("Python API"), "python")[0])
+    from reasonaudio.errors import UserError
+
+    code = blocks(section("Python API"), "python")[0]
+    namespace = run_python(code)
     assert namespace["report"].ok
     assert namespace["logic"] == {"all": [{"has": "bell_low"}, {"not": "siren_wail"}]}
     assert namespace["result"].summary["acc@1"]["Avg"]["mean"] >= 0
+    # the sentence after the block: load_any_benchmark reads the benchmark's own BEIR folder too
+    assert "`ra.load_any_benchmark(path)` also reads BEIR" in section("Python API")
+    beir = namespace["ra"].load_any_benchmark(namespace["out"] / "beir")
+    assert beir.queries.height == namespace["bench"].queries.height
+    # run again (a notebook cell run twice): the refusal tells a Python caller its keyword, not only
+    # the CLI's --force
+    with pytest.raises(UserError, match=r"holds an earlier benchmark; pass --force \(force=True from Python\)"):
+        run_python(code)
+
+
+def test_import_folder_refusal_names_its_own_keyword(in_tmp: Path) -> None:
+    """The API block's `ra.import_folder` replaces a library with `overwrite=True`, and says so."""
+    import soundfile as sf
+
+    import reasonaudio as ra
+    from reasonaudio.errors import UserError
+
+    (in_tmp / "my_sounds" / "bell").mkdir(parents=True)
+    t = np.arange(8000) / 16000
+    sf.write(in_tmp / "my_sounds" / "bell" / "a.wav", 0.3 * np.sin(2 * np.pi * 880 * t), 16000)
+    ra.import_folder("my_sounds/", "my_atoms/", skip_bad=True)
+    with pytest.raises(UserError, match=r"pass --force \(overwrite=True from Python\)"):
+        ra.import_folder("my_sounds/", "my_atoms/", skip_bad=True)
+    ra.import_folder("my_sounds/", "my_atoms/", skip_bad=True, overwrite=True)
 
 
 def _encoders(dim: int = 12) -> dict:
@@ -186,6 +216,97 @@ def test_command_table_lists_every_subcommand() -> None:
     for name in COMMAND_MODULES:
         assert f"`reasonaudio {name}" in table, name
     assert "audit score" in table
+
+
+def _quick_start_lines() -> list[str]:
+    """The quick start's commands, the bash loop unrolled as bash would (`${m//[:+]/_}`)."""
+    lines = []
+    for line in blocks(section("Quick start"), "bash")[0].splitlines():
+        loop = re.fullmatch(r"for m in (.+); do (reasonaudio eval \S+ --model )\$m( --out runs/)\$\{m//\[:\+\]/_\}; done", line)
+        if loop:
+            lines += [f"{loop[2]}{m}{loop[3]}{re.sub('[:+]', '_', m)}" for m in loop[1].split()]
+        elif not line.startswith("pip install"):  # the extra is installed where this test runs
+            lines.append(line)
+    return lines
+
+
+def test_quick_start_prints_what_the_readme_shows(in_tmp: Path, capsys) -> None:
+    """The quick start for real (a 1,000-clip build, two evals, a report): every line the README
+    shows is printed, the same except for times (and the validate lines the README elides)."""
+    pytest.importorskip("rank_bm25", reason="the quick start installs the eval extra")
+    commands = _quick_start_lines()
+    assert len(commands) == 5 and commands[2].startswith("reasonaudio eval quick --model two-stage:oracle+bm25")
+    for line in commands:
+        assert run_cli(line + (" --quiet" if " eval " in line else "")) == 0, line
+    captured = capsys.readouterr()
+    printed = [ln.rstrip() for ln in (captured.out + captured.err).splitlines()]
+    shown = section("Quick start").split("What they print", 1)[1]
+    shown = re.search(r"```\n(.*?)```", shown, re.S)[1].splitlines()
+    times = re.compile(r"\d+\.\d+ s\b")
+    ticks = [ln for ln in printed if ln.startswith("  ✓ ")]
+    for line in shown:
+        if "more ✓ lines" in line:
+            first, more = re.fullmatch(r"(.*?)\s+… and (\d+) more ✓ lines", line).groups()
+            assert ticks[0] == first and len(ticks) == 1 + int(more), ticks
+            continue
+        want = times.sub("T s", line)
+        assert any(times.sub("T s", got) == want for got in printed), f"not printed: {line}"
+    assert "negation" in Path("runs/compare/report.md").read_text()
+
+
+def test_command_table_options_exist() -> None:
+    """Every --option a row of the command table shows is one its command (or subcommand) accepts."""
+    import argparse
+
+    from reasonaudio.cli import build_parser
+
+    def children(parser: argparse.ArgumentParser) -> dict:
+        return next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+
+    commands = children(build_parser())
+    for span in re.findall(r"`reasonaudio ([^`]*)`", section("Command line")):
+        span = re.sub(r"'[^']*'", "", span)  # a quoted value (a scene condition) holds other commands' options
+        words = span.split()
+        parser = commands[words[0]]
+        nested = children(parser)
+        names = re.split(r"\\?\|", words[1]) if len(words) > 1 else []
+        parsers = [nested[n] for n in names if n in nested] or [parser]
+        accepted = {o for p in parsers for a in p._actions for o in a.option_strings}
+        for option in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", span):
+            assert option in accepted, f"`reasonaudio {span}`: {option} is not an option of {[p.prog for p in parsers]}"
+
+
+def test_requirements_name_real_extras_and_ci_run_installs_the_extras_the_readme_lists() -> None:
+    """Item 1 of the README's promise: each extra the requirements table names exists in pyproject,
+    and the `.ci/run` paragraph lists exactly the extras the script installs."""
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    table = section("Requirements").split("| command |", 1)[1]
+    # the "extra" column (cells split on unescaped pipes: `detect train\|run` is one cell)
+    cells = [re.split(r"(?<!\\)\|", row)[2] for row in table.splitlines() if row.startswith("| `")]
+    named = {e for cell in cells for group in re.findall(r"`([a-z0-9,-]+)`", cell) for e in group.split(",")}
+    assert named and named <= extras, named - extras
+    script = (ROOT / ".ci" / "run").read_text()
+    installed = set(re.search(r'pip install -q "\.\[([a-z0-9,-]+)\]"', script)[1].split(","))
+    listed = re.search(r"extras `([^`]+)`", section("Set up"))[1]
+    assert {e.strip() for e in listed.split(",")} == installed
+
+
+def test_later_blocks_do_not_write_over_what_earlier_ones_made() -> None:
+    """A newcomer runs the README in order, then the linked pages' blocks in the same folder: no
+    block may write an output an earlier block made (it would be refused without --force)."""
+
+    def outs(text: str) -> set[str]:
+        found = set(re.findall(r"--out (\S+)", text)) | set(re.findall(r'ra\.build\("([^"]+)"', text))
+        return {o.rstrip("/").split("$")[0].split("{")[0] for o in found}
+
+    readme = outs("".join(blocks(TEXT, "bash") + blocks(TEXT, "python")))
+    assert {"bench", "quick", "runs/compare", "api_bench"} <= readme
+    for page in ("scale-out.md", "models.md", "audit.md", "real-sounds.md", "hf.md"):
+        text = (ROOT / "docs" / page).read_text()
+        clash = {o for o in outs("".join(blocks(text, "bash"))) if o in readme or any(o.startswith(r + "/") for r in readme)}
+        assert not clash, f"docs/{page} writes {clash}, which the README's blocks already made"
 
 
 def test_documentation_links_exist() -> None:

@@ -260,6 +260,17 @@ def _file_is(path: Path, kind: FileKind) -> bool:
         return False
 
 
+#: The keyword that replaces an output from Python where it is not `force` (the atom importers and
+#: `AtomLibrary.save` say `overwrite`).
+_PYTHON_FORCE = {"atom library": "overwrite=True"}
+
+
+def force_advice(kind: str) -> str:
+    """How to replace an earlier output of `kind`: the same check serves the CLI and the Python API,
+    so the advice names both the option and the keyword."""
+    return f"pass --force ({_PYTHON_FORCE.get(kind, 'force=True')} from Python) to replace it"
+
+
 def check_writable(out: Path, option: str = "--out") -> None:
     """Refuse, before any work, an output whose folder (or the nearest one that exists) cannot be
     written: a read-only filesystem, a folder without write permission."""
@@ -289,7 +300,7 @@ def check_file(out: Path, kind: FileKind, force: bool, option: str = "--out") ->
         raise UserError(f"{option} {out}: exists and is not a reasonaudio {kind.name}; refusing to replace it: "
                         f"{_remove_by_hand(out)}")
     if not force:
-        raise UserError(f"{option} {out}: holds an earlier {kind.name}; pass --force to replace it")
+        raise UserError(f"{option} {out}: holds an earlier {kind.name}; {force_advice(kind.name)}")
     return True
 
 
@@ -308,7 +319,7 @@ def check_directory(out: Path, kind: str, force: bool, option: str = "--out") ->
         raise UserError(f"{option} {out}: directory is not empty and holds {what}; refusing to replace it: "
                         f"{_remove_by_hand(out)}")
     if not force:
-        raise UserError(f"{option} {out}: holds an earlier {kind}; pass --force to replace it")
+        raise UserError(f"{option} {out}: holds an earlier {kind}; {force_advice(kind)}")
     return True
 
 

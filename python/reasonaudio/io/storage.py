@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 from reasonaudio.errors import UserError
-from reasonaudio.io.outputs import MARKER, output_directory, scratch_directory
+from reasonaudio.io.outputs import MARKER, force_advice, output_directory, scratch_directory
 
 MANIFEST = "manifest.json"
 
@@ -167,7 +167,7 @@ class Output:
         if kind != self.kind:
             raise UserError(f"{shown}: directory is not empty and holds no reasonaudio {self.kind}; refusing to replace it (choose another --out)")
         if not self.force:
-            raise UserError(f"{shown}: holds an earlier {self.kind}; pass --force to replace it")
+            raise UserError(f"{shown}: holds an earlier {self.kind}; {force_advice(self.kind)}")
 
     def _commit_remote(self) -> None:
 

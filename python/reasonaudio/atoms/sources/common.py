@@ -273,7 +273,8 @@ def load_candidate(c: Candidate, sample_rate: int, min_duration_s: float, max_du
     trimmed = trim_silence(mono, sample_rate)
     duration = len(trimmed) / sample_rate
     if duration < min_duration_s:
-        return "length", f"too short after trimming silence: {duration:.2f} s < {min_duration_s:g} s"
+        # three decimals: at two, a 0.049-s recording read "0.05 s < 0.05 s"
+        return "length", f"too short after trimming silence: {duration:.3f} s < {min_duration_s:g} s"
     if duration > max_duration_s:
         return "length", f"too long after trimming silence: {duration:.2f} s > {max_duration_s:g} s"
     c.audio = _core.finish_atom(np.ascontiguousarray(trimmed, dtype=np.float32), int(sample_rate))
