@@ -193,3 +193,12 @@ def test_a_bed_library_packed_from_debian_packages(tmp_path):
     assert set(bg["license"]) <= {"CC0-1.0", "CC-BY-3.0", "CC-BY-4.0", "CC-BY-SA-3.0", "CC-BY-SA-4.0", "MIT", "public-domain"}
     assert all(s.startswith("debian:") for s in bg["source"])
     assert "\n\n## Background beds\n" in (out / "ATTRIBUTION.md").read_text()
+
+
+def test_scenes_takes_and_bounds_the_plan_options_as_build_does(tmp_path):
+    """`scenes` shares build's plan options (one parser): their bounds refuse in one line, nothing written."""
+    r = _cli("scenes", "--out", str(tmp_path / "s"), "--clips", "0", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "clips" in r.stderr, r.stderr
+    r = _cli("scenes", "--out", str(tmp_path / "s"), "--condition", "c=--background noise:pink --snr 5 --pitch 1", cwd=tmp_path)
+    assert r.returncode == 2 and "unknown option(s) --pitch" in r.stderr, r.stderr
+    assert not any((tmp_path / "s").glob("*/manifest.json"))

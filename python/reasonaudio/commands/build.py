@@ -30,8 +30,26 @@ def add_parser(subparsers) -> None:
         help="synthesize a benchmark: audio, events, queries, qrels, two-option pairs, BEIR export",
         description="Synthesize a reasoning-intensive text-to-audio retrieval benchmark into DIR.",
     )
-    d = BuildConfig()
     p.add_argument("--out", default=None, type=utf8_path, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
+    add_corpus_options(p)
+    add_scene_options(p)
+    p.add_argument("--force", action="store_true", help="replace an earlier benchmark at --out (or an earlier plan at --save-plan)")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
+    p.add_argument("--save-plan", default=None, metavar="FILE",
+                   help="only plan, and write the plan to FILE (.npz) for `--from-plan`: shards then skip planning")
+    p.add_argument("--from-plan", default=None, metavar="FILE",
+                   help="use a plan written by --save-plan with the same build options instead of planning again")
+    p.add_argument("--ray", default=None, metavar="ADDRESS|local",
+                   help="render on a Ray cluster ('local' starts one on this machine); needs reasonaudio[ray]")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def add_corpus_options(p) -> None:
+    """The options that decide a plan (every build option but outputs, scale-out and the scene):
+    shared by `build` and `scenes`, so both take and bound them alike."""
+    d = BuildConfig()
     p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips, 1..{MAX_CLIPS:,} (the plan holds ~2 KB a clip in memory; default {d.clips})")
     p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips, within [0, 1] (default {d.overlap_fraction})")
     p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task, 0..{MAX_QUERIES_PER_TASK:,}: at most what the corpus hosts (default {d.queries_per_task}; 0 = corpus only)")
@@ -48,18 +66,25 @@ def add_parser(subparsers) -> None:
                    '*_probability within [0, 1]; min_events, max_events >= 1)')
     p.add_argument("--exemplar-split", choices=SPLITS, default=d.exemplar_split,
                    help="build from the library's test (or train) exemplars only (default all)")
-    add_scene_options(p)
-    p.add_argument("--force", action="store_true", help="replace an earlier benchmark at --out (or an earlier plan at --save-plan)")
-    p.add_argument("--shard", default=None, metavar="K/N",
-                   help="render only shard K of N (0-based) into --out; `reasonaudio merge` assembles the shards")
-    p.add_argument("--save-plan", default=None, metavar="FILE",
-                   help="only plan, and write the plan to FILE (.npz) for `--from-plan`: shards then skip planning")
-    p.add_argument("--from-plan", default=None, metavar="FILE",
-                   help="use a plan written by --save-plan with the same build options instead of planning again")
-    p.add_argument("--ray", default=None, metavar="ADDRESS|local",
-                   help="render on a Ray cluster ('local' starts one on this machine); needs reasonaudio[ray]")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+
+
+def corpus_config(args: argparse.Namespace, scene: dict | None = None) -> BuildConfig:
+    """The BuildConfig of `add_corpus_options`' values (and a scene)."""
+    return BuildConfig(
+        clips=args.clips,
+        overlap_fraction=args.overlap_fraction,
+        queries_per_task=args.queries_per_task,
+        atoms=args.atoms,
+        sample_rate=args.sample_rate,
+        seed=args.seed,
+        max_clip_s=args.max_clip_s,
+        audio_format=args.audio_format,
+        threads=args.threads,
+        min_hard_negatives=args.min_hard_negatives,
+        plan={**dict(args.plan), **gain_plan(args)},
+        exemplar_split=args.exemplar_split,
+        scene=scene,
+    )
 
 
 def add_scene_options(p) -> None:
@@ -93,7 +118,7 @@ def scene_of(args: argparse.Namespace) -> dict | None:
 def gain_plan(args: argparse.Namespace) -> dict:
     from reasonaudio.scene import parse_range
 
-    if args.gain_db is None:
+    if getattr(args, "gain_db", None) is None:
         return {}
     return {"gain_db": list(parse_range(args.gain_db, "--gain-db", (-60.0, 0.0), "dB"))}
 
@@ -103,21 +128,7 @@ def run(args: argparse.Namespace) -> int:
         from reasonaudio.errors import require
 
         require("ray", "ray", "--ray")
-    config = BuildConfig(
-        clips=args.clips,
-        overlap_fraction=args.overlap_fraction,
-        queries_per_task=args.queries_per_task,
-        atoms=args.atoms,
-        sample_rate=args.sample_rate,
-        seed=args.seed,
-        max_clip_s=args.max_clip_s,
-        audio_format=args.audio_format,
-        threads=args.threads,
-        min_hard_negatives=args.min_hard_negatives,
-        plan={**dict(args.plan), **gain_plan(args)},
-        exemplar_split=args.exemplar_split,
-        scene=scene_of(args),
-    )
+    config = corpus_config(args, scene_of(args))
     start = time.perf_counter()
     if args.save_plan is not None:
         from pathlib import Path

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from reasonaudio.builder import BuildConfig
 from reasonaudio.builder.run import build_conditions
+from reasonaudio.commands.build import add_corpus_options, corpus_config
 from reasonaudio.errors import UserError
 
 DEFAULT_CONDITIONS = (
@@ -47,19 +47,12 @@ def add_parser(subparsers) -> None:
         help="render one plan in several acoustic conditions (clean, beds at several SNRs, rooms) into sibling benchmarks",
         description=__doc__,
     )
-    d = BuildConfig()
     p.add_argument("--out", required=True, help="root directory: one benchmark per condition in OUT/<name>")
     p.add_argument("--condition", action="append", default=[], metavar="NAME[=OPTIONS]",
                    help="a condition: NAME alone is clean; NAME='--background noise:pink --snr 10 --room simulated:0.3,0.6'. "
                         f"Default: {'; '.join(DEFAULT_CONDITIONS)}")
-    p.add_argument("--clips", type=int, default=d.clips)
-    p.add_argument("--queries-per-task", type=int, default=d.queries_per_task)
-    p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction)
-    p.add_argument("--atoms", default=d.atoms)
-    p.add_argument("--sample-rate", type=int, default=d.sample_rate)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--format", dest="audio_format", default=d.audio_format)
-    p.add_argument("--threads", type=int, default=0)
+    add_corpus_options(p)  # the plan's options, as `build` takes and bounds them
+    p.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB, the same in every condition (default -6,0)")
     p.add_argument("--force", action="store_true", help="replace non-empty condition directories")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=run)
@@ -69,9 +62,7 @@ def run(args: argparse.Namespace) -> int:
     conditions = dict(parse_condition(c) for c in (args.condition or DEFAULT_CONDITIONS))
     if len(conditions) != len(args.condition or DEFAULT_CONDITIONS):
         raise UserError("two --condition options share a name")
-    config = BuildConfig(clips=args.clips, queries_per_task=args.queries_per_task, overlap_fraction=args.overlap_fraction,
-                         atoms=args.atoms, sample_rate=args.sample_rate, seed=args.seed, audio_format=args.audio_format,
-                         threads=args.threads)
+    config = corpus_config(args)
     built = build_conditions(args.out, config, conditions, force=args.force, progress=not args.quiet)
     for name, b in built.items():
         print(f"built {b}: condition {name}, {b.manifest['counts']['clips']} clips, {b.manifest['counts']['queries']} queries")
