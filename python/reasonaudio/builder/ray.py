@@ -37,7 +37,7 @@ def _ray():
 
 def _render_task(bank, sl, rel_paths, audio_url, sample_rate, audio_format, fault_marker):
     atom_audio, atom_offsets = bank
-    peaks, gains = render_range(atom_audio, atom_offsets, sl, rel_paths, audio_url, sample_rate, audio_format, 1)
+    peaks, gains, _ = render_range(atom_audio, atom_offsets, sl, rel_paths, audio_url, sample_rate, audio_format, 1)
     if fault_marker and not os.path.exists(fault_marker):
         open(fault_marker, "w").close()
         os._exit(1)  # dies like a killed worker: after writing its files, before reporting back
