@@ -75,6 +75,7 @@ fn main() {
         "render_corpus, 1 thread",
         "render_corpus + sha256, 1 thr",
         "before: mix, limit, encode",
+        "mix, encode, write in a loop",
     ];
     let mut times = vec![vec![]; names.len()];
     for _ in 0..rounds {
@@ -115,6 +116,12 @@ fn main() {
             std::hint::black_box(&bytes);
         }
         times[6].push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for (ev, p) in per_clip.iter().zip(&paths) {
+            let s = renderer.mix(ev, CLIP).unwrap();
+            wav::write_atomic(p, renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap()).unwrap();
+        }
+        times[7].push(t.elapsed().as_secs_f64());
     }
     std::fs::remove_dir_all(&dir).unwrap();
     println!("{n_clips} clips of 10 s at {SR} Hz, {} events; {rounds} rounds; ms per clip:", clip.len());
