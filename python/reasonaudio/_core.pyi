@@ -67,11 +67,14 @@ def render_corpus(
     crossfade_ms: float = 50.0,
     ceiling: float = 0.98,
     threads: int = 0,
-) -> dict[str, _npt.NDArray[_np.float32]]:
+    sha256: bool = False,
+) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
     """Render every clip (events sorted by clip, then onset) and write paths[i] (via paths[i].tmp).
 
     format: "wav16" | "wav_f32" | "flac16". threads=0: all cores. Returns {"peak": peak before
-    limiting, "gain": limiter factor} per clip. Output bytes do not depend on threads."""
+    limiting, "gain": limiter factor} per clip, and with sha256=True "sha256": the hex sha256 of
+    every file's bytes (hashed in memory before the write, in the render threads). Output bytes do
+    not depend on threads."""
 
 def render_clip(
     atom_audio: _npt.NDArray[_np.float32],

@@ -4,6 +4,7 @@ workers); returns each clip's limiter statistics, which the tables record."""
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,12 +44,14 @@ def render_range(
     sample_rate: int,
     audio_format: str,
     threads: int,
-) -> dict[str, np.ndarray]:
+    sha256: bool = False,
+) -> dict:
     """Renders the clips of a plan slice to `audio_root` (a local directory, or a URI: rendered to
     a local scratch directory and uploaded); `rel_paths` are `audio/<name>`; `bank` is
     `render_bank(plan)`, `draws` the slice's scene draws or None. Returns the core's report: the
-    float32 peaks before the limiter and the limiter gains, and with a scene the bed gains and
-    every event's SNR."""
+    float32 peaks before the limiter and the limiter gains; with a scene the bed gains and every
+    event's SNR; without one and with `sha256`, every file's sha256 (hex), hashed by the core while
+    the bytes are in memory."""
     names = [p.rpartition("/")[2] for p in rel_paths]
     remote = storage.is_uri(audio_root)
     # a URI's audio is rendered into a locked scratch folder (removed in `finally`, or by the next
@@ -58,7 +61,7 @@ def render_range(
         events = (sl["ev_clip"], sl["ev_atom"], sl["ev_onset"], sl["ev_length"], sl["ev_gain_db"], sl["clip_length"])
         paths = [str(local_dir / name) for name in names]
         if draws is None:
-            res = _core.render_corpus(*bank, *events, paths, sample_rate, format=audio_format, threads=threads)
+            res = _core.render_corpus(*bank, *events, paths, sample_rate, format=audio_format, threads=threads, sha256=sha256)
         else:
             atom_audio, atom_offsets, bed_audio, bed_offsets, room_audio, room_offsets = bank
             res = _core.render_corpus_scene(
@@ -70,26 +73,47 @@ def render_range(
         if remote:
             fs, path = storage.open_fs(audio_root)
             storage.upload_dir(local_dir, fs, path)
-    return {k: np.asarray(v) for k, v in res.items()}
+    return {k: (list(v) if k == "sha256" else np.asarray(v)) for k, v in res.items()}
 
 
 SCENE_REPORT = ("bed_gain", "ev_snr_db")
 
 
+@dataclass
+class RenderedRange:
+    """What rendering clips [lo, hi) of a plan reports: the limiter's peak and gain of every clip,
+    and the sha256 (hex) of every audio file in clip order where the renderer hashed the bytes it
+    wrote (None where it did not: a plan with a scene)."""
+
+    peaks: np.ndarray
+    gains: np.ndarray
+    sha256: list[str] | None = None
+
+
 def render_local(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
     """Renders clips [lo, hi) in this process (Rust threads); peaks and gains of the range. With a
     scene, the bed gains and event SNRs of the range are left in `plan.scene_report`."""
+    r = render_audio(plan, audio_root, lo, hi, progress, sha256=False)
+    return r.peaks, r.gains
+
+
+def render_audio(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool, *, sha256: bool = True) -> RenderedRange:
+    """`render_local`, also returning every file's sha256 (with `sha256`, for a plan without a
+    scene: hashed by the core from the bytes it writes, so audio.sha256 needs no second read of
+    the audio)."""
     cfg = plan.config
     bank = render_bank(plan)
+    hashed = sha256 and plan.scene is None
     parts = []
     with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
         for a in range(lo, hi, RENDER_CHUNK):
             b = min(hi, a + RENDER_CHUNK)
             parts.append(render_range(bank, plan.slice(a, b), scene_slice(plan, a, b), plan.rel_paths[a:b], audio_root,
-                                      cfg.sample_rate, cfg.audio_format, cfg.worker_threads))
+                                      cfg.sample_rate, cfg.audio_format, cfg.worker_threads, hashed))
             bar.update(b - a)
     keys = ("peak", "gain", *(SCENE_REPORT if plan.scene is not None else ()))
     report = {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, np.float32) for k in keys}
     if plan.scene is not None:
         plan.scene_report = {k: report[k] for k in SCENE_REPORT}  # type: ignore[attr-defined]
-    return report["peak"].astype(np.float64), report["gain"].astype(np.float64)
+    digests = [d for p in parts for d in p["sha256"]] if hashed else None
+    return RenderedRange(report["peak"].astype(np.float64), report["gain"].astype(np.float64), digests)

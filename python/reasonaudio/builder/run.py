@@ -9,14 +9,15 @@ Data flows one way: atoms → clip plans (Rust planner) → queries drawn from r
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from reasonaudio.builder.ray import render_on_ray
 from reasonaudio.builder.config import BuildConfig
 from reasonaudio.builder.plan import BuildPlan, plan_benchmark
-from reasonaudio.builder.render import render_local
+from reasonaudio.builder.render import RenderedRange, render_audio, render_local
 from reasonaudio.builder.shard import SHARD_KIND, load_plan, write_shard
-from reasonaudio.builder.tables import Built, write_benchmark
+from reasonaudio.builder.tables import Built, finish_benchmark, write_benchmark, write_plan_files
 from reasonaudio.errors import UserError
 from reasonaudio.io.storage import Output, is_uri
 
@@ -57,14 +58,21 @@ def build(
             meta = write_shard(plan, dest, dest.root, shard, progress)
             manifest, shard_meta = {}, meta
         else:
-            if ray is not None:
-                peaks, gains = render_on_ray(plan, dest.audio_url, ray, progress)
-            else:
-                peaks, gains = render_local(plan, dest.audio_url, 0, plan.n_clips, progress)
+            # The tables the plan alone decides are written by a second thread while the core
+            # renders (it releases the GIL); leaving the block waits for that thread, so a failed or
+            # interrupted render never races the removal of the staged output.
+            with ThreadPoolExecutor(1, thread_name_prefix="reasonaudio-tables") as tables:
+                early = tables.submit(write_plan_files, plan, dest.root)
+                if ray is not None:
+                    rendered = RenderedRange(*render_on_ray(plan, dest.audio_url, ray, progress))
+                else:
+                    rendered = render_audio(plan, dest.audio_url, 0, plan.n_clips, progress)
             if progress:
                 # timings stay out of the manifest: it must be byte-identical across runs
                 print(f"{plan.origin} in {plan.seconds:.2f} s, rendered audio in {time.perf_counter() - t0:.2f} s")
-            manifest, shard_meta = write_benchmark(plan, dest.root, peaks, gains, dest), None
+            manifest = finish_benchmark(plan, dest.root, early.result(), rendered.peaks, rendered.gains, dest,
+                                        audio_sha256=rendered.sha256)
+            shard_meta = None
     return Built(out if is_uri(out) else Path(out), manifest, shard_meta)
 
 

@@ -37,8 +37,8 @@ from reasonaudio._core import __version__
 from reasonaudio.atoms import AtomLibrary, LabelView
 from reasonaudio.builder.config import BuildConfig
 from reasonaudio.builder.plan import BuildPlan, attach_scene, plan_benchmark
-from reasonaudio.builder.render import render_local
-from reasonaudio.builder.tables import Built, write_benchmark
+from reasonaudio.builder.render import render_audio
+from reasonaudio.builder.tables import Built, write_audio_hash_list, write_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
@@ -75,7 +75,8 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
     k, n_shards = shard
     lo, hi = shard_range(plan.n_clips, k, n_shards)
     t0 = time.perf_counter()
-    peaks, gains = render_local(plan, dest.audio_url, lo, hi, progress)
+    rendered = render_audio(plan, dest.audio_url, lo, hi, progress)
+    peaks, gains = rendered.peaks, rendered.gains
     if progress:
         print(f"{plan.origin} in {plan.seconds:.2f} s, rendered clips [{lo}, {hi}) in {time.perf_counter() - t0:.2f} s")
     stats = {"clip_index": np.arange(lo, hi, dtype=np.int64), "peak": peaks.astype(np.float32), "gain": gains.astype(np.float32)}
@@ -87,7 +88,11 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
                       "snr_db": np.asarray(report["ev_snr_db"], np.float32)}).write_parquet(
             root / RENDER_EVENTS, compression="zstd", statistics=False)
     pl.DataFrame(stats).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
-    write_audio_hashes(root, plan.rel_paths[lo:hi], dest.audio_fs, dest.audio_dir)  # merge checks its copies against them
+    # merge checks its copies against them
+    if rendered.sha256 is not None:
+        write_audio_hash_list(root, plan.rel_paths[lo:hi], rendered.sha256)
+    else:
+        write_audio_hashes(root, plan.rel_paths[lo:hi], dest.audio_fs, dest.audio_dir)
     meta = {
         "format": SHARD_FORMAT,
         "tool_version": __version__,

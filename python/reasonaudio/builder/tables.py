@@ -29,7 +29,7 @@ from reasonaudio.contract import (
     PATTERNS,
     TASKS,
 )
-from reasonaudio.io.audio_hashes import write_audio_hashes
+from reasonaudio.io.audio_hashes import AUDIO_HASHES, write_audio_hashes
 from reasonaudio.relevance import positive_labels
 
 @dataclass(frozen=True, eq=False)
@@ -58,29 +58,72 @@ class Built:
         return self.path / name if isinstance(self.path, Path) else f"{self.path.rstrip('/')}/{name}"
 
 
-def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.ndarray, dest=None) -> dict:
+def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.ndarray, dest=None, *,
+                    audio_sha256: list[str] | None = None) -> dict:
     """Writes the tables, the BEIR export, the attribution, the manifest and audio.sha256 of a
     rendered plan into `root` (`peaks`/`gains`: the limiter's statistics per clip; `dest`: the staged
-    output, whose audio may be elsewhere than root/audio); returns the manifest."""
-    tables = benchmark_tables(plan, np.asarray(peaks, np.float64), np.asarray(gains, np.float64))
+    output, whose audio may be elsewhere than root/audio; `audio_sha256`: every clip file's sha256
+    in clip order where the renderer hashed what it wrote, else the files are read back)."""
+    early = write_plan_files(plan, root)
+    return finish_benchmark(plan, root, early, peaks, gains, dest, audio_sha256=audio_sha256)
+
+
+def write_plan_files(plan: BuildPlan, root: Path) -> dict[str, pl.DataFrame] | None:
+    """The part of `write_benchmark` that needs no rendered audio (for a plan without a scene: the
+    atoms, events, queries, qrels and mc tables, the BEIR export, the attribution), so that it can
+    run while the audio renders; returns the tables written (None: nothing written, a scene plan)."""
+    if plan.scene is not None:
+        return None
+    tables = plan_tables(plan)
     for name, frame in tables.items():
         frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
-    if plan.scene is not None:
-        write_scene_sources(root, plan)
-        if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
-            write_dcase(root, plan, tables["events"])
     write_beir(root, plan, tables["qrels"])
-    attribution = write_attribution(root, plan.library, plan.final["ev_atom"])
-    if plan.scene is not None and plan.scene.beds:  # type: ignore[attr-defined]
-        with open(attribution, "a", encoding="utf-8") as fh:
-            fh.write(_beds_attribution(plan.scene.beds))  # type: ignore[attr-defined]
+    write_attribution(root, plan.library, plan.final["ev_atom"])
+    return tables
+
+
+def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame] | None, peaks: np.ndarray,
+                     gains: np.ndarray, dest=None, *, audio_sha256: list[str] | None = None) -> dict:
+    """The rest of `write_benchmark` once the audio is rendered (`early`: what `write_plan_files`
+    returned): clips.parquet, the manifest and audio.sha256."""
+    peaks, gains = np.asarray(peaks, np.float64), np.asarray(gains, np.float64)
+    if early is None:
+        tables = benchmark_tables(plan, peaks, gains)
+        for name, frame in tables.items():
+            frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
+        if plan.scene is not None:
+            write_scene_sources(root, plan)
+            if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
+                write_dcase(root, plan, tables["events"])
+        write_beir(root, plan, tables["qrels"])
+        attribution = write_attribution(root, plan.library, plan.final["ev_atom"])
+        if plan.scene is not None and plan.scene.beds:  # type: ignore[attr-defined]
+            with open(attribution, "a", encoding="utf-8") as fh:
+                fh.write(_beds_attribution(plan.scene.beds))  # type: ignore[attr-defined]
+    else:
+        clips = clips_table(plan, peaks, gains)
+        clips.write_parquet(root / "clips.parquet", compression="zstd", statistics=False)
+        tables = {"atoms": early["atoms"], "clips": clips, **{k: v for k, v in early.items() if k != "atoms"}}
     manifest = benchmark_manifest(plan, root, tables)
     write_json(root / "manifest.json", manifest)
-    if dest is not None:
+    if audio_sha256 is not None:
+        write_audio_hash_list(root, plan.rel_paths, audio_sha256)
+    elif dest is not None:
         write_audio_hashes(root, plan.rel_paths, dest.audio_fs, dest.audio_dir)
     else:
         write_audio_hashes(root, plan.rel_paths)
     return manifest
+
+
+def write_audio_hash_list(root: Path, rel_paths: list[str], digests: list[str]) -> Path:
+    """root/audio.sha256 from digests the renderer computed (one per path, same order): the lines
+    `write_audio_hashes` writes after reading every file back (sha256sum format, sorted by path)."""
+    if len(digests) != len(rel_paths):
+        raise AssertionError(f"{len(digests)} audio hashes for {len(rel_paths)} clips")
+    lines = [f"{d}  {rel}\n" for rel, d in sorted(zip(rel_paths, digests))]
+    path = root / AUDIO_HASHES
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
 
 
 def write_json(path: Path, obj) -> None:
@@ -97,12 +140,40 @@ def sha256_file(path: Path) -> str:
 
 def benchmark_tables(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> dict[str, pl.DataFrame]:
     """The contract's tables (§4) of a plan, in the order they are written."""
-    config, cols, clip_ids, rel_paths = plan.config, plan.final, plan.clip_ids, plan.rel_paths
+    early = plan_tables(plan)
+    clips = clips_table(plan, peaks, gains)
+    tables = {"atoms": early["atoms"], "clips": clips, **{k: v for k, v in early.items() if k != "atoms"}}
+    if plan.scene is not None:
+        tables.update(scene_tables(plan, clips, tables["events"]))
+    return tables
+
+
+def clips_table(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> pl.DataFrame:
+    """clips.parquet: the one table that needs the rendered audio's limiter statistics."""
+    cols, sr = plan.final, plan.config.sample_rate
+    ptr = cols["clip_event_ptr"].astype(np.int64)
+    clip_len = cols["clip_length"].astype(np.int64)
+    return pl.DataFrame(
+        {
+            "clip_id": plan.clip_ids,
+            "path": plan.rel_paths,
+            "pattern": [PATTERNS[int(x)] for x in cols["clip_overlap"]],
+            "duration_s": clip_len / sr,
+            "n_events": np.diff(ptr).astype(np.int32),
+            "n_samples": clip_len,
+            "peak_before_limiter": peaks.round(6),
+            "limiter_gain": gains.round(6),
+        }
+    )
+
+
+def plan_tables(plan: BuildPlan) -> dict[str, pl.DataFrame]:
+    """The tables decided by the plan alone (atoms, events, queries, qrels, mc), in write order."""
+    config, cols, clip_ids = plan.config, plan.final, plan.clip_ids
     specs, query_ids, rel, positives, negatives = plan.specs, plan.query_ids, plan.relevant, plan.positives, plan.negatives
     library = plan.library
     sr = config.sample_rate
     ptr = cols["clip_event_ptr"].astype(np.int64)
-    n_events = np.diff(ptr)
     atoms_df = library.to_frame()
     atom_ids = atoms_df["atom_id"].to_list()
     labels = atoms_df["label"].to_list()
@@ -125,19 +196,6 @@ def benchmark_tables(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> d
             "offset_s": offset / sr,
             "gain_db": cols["ev_gain_db"].astype(np.float64).round(2),
             "mode": pl.Series(["native", "loop", "trim"]).gather(cols["ev_mode"].astype(np.int64)),
-        }
-    )
-    clip_len = cols["clip_length"].astype(np.int64)
-    clips = pl.DataFrame(
-        {
-            "clip_id": clip_ids,
-            "path": rel_paths,
-            "pattern": [PATTERNS[int(x)] for x in cols["clip_overlap"]],
-            "duration_s": clip_len / sr,
-            "n_events": n_events.astype(np.int32),
-            "n_samples": clip_len,
-            "peak_before_limiter": peaks.round(6),
-            "limiter_gain": gains.round(6),
         }
     )
     queries = pl.DataFrame(
@@ -168,10 +226,7 @@ def benchmark_tables(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> d
         },
         schema={"query_id": pl.String, "positive_clip_id": pl.String, "negative_clip_id": pl.String, "task": pl.String},
     )
-    tables = {"atoms": atoms_df, "clips": clips, "events": events, "queries": queries, "qrels": qrels, "mc": mc}
-    if plan.scene is not None:
-        tables.update(scene_tables(plan, clips, events))
-    return tables
+    return {"atoms": atoms_df, "events": events, "queries": queries, "qrels": qrels, "mc": mc}
 
 
 def scene_tables(plan: BuildPlan, clips: pl.DataFrame, events: pl.DataFrame) -> dict[str, pl.DataFrame]:

@@ -1,14 +1,17 @@
-//! Where one thread's rendering time goes: mix + limit, 16-bit WAV encode and the file write,
-//! each timed alone over the same clips, next to `render_corpus` on one thread, interleaved
-//! round by round (min and median per clip).
+//! Where one thread's rendering time goes: mix, limit + 16-bit WAV encode, sha256 and the file
+//! write, each timed over the same clips with the clip's buffers in cache (as `render_corpus` has
+//! them), next to `render_corpus` on one thread and the mix as it was before the event buffer and
+//! the limiter pass went, interleaved round by round (min and median per clip).
 //!
 //!     cargo run --release -p reasonaudio-core --example render_profile [CLIPS] [ROUNDS]
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use reasonaudio_core::mix::{self, AtomBank, EventColumns, EventSpan, MixOptions};
+use reasonaudio_core::cancel::Cancel;
+use reasonaudio_core::mix::{self, AtomBank, ClipRenderer, CorpusOptions, Curves, EventColumns, EventSpan, MixOptions};
 use reasonaudio_core::wav::{self, AudioFormat};
+use sha2::{Digest, Sha256};
 
 const SR: u32 = 16_000;
 const CLIP: i64 = 10 * SR as i64;
@@ -53,40 +56,107 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("reasonaudio-profile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let paths = mix::numbered_paths(&dir, "c", n_clips, AudioFormat::Wav16);
-    let rendered: Vec<Vec<f32>> =
-        per_clip.iter().map(|ev| mix::render_clip(&bank, ev, CLIP, &opts).unwrap().audio).collect();
-    let mut bytes = Vec::new();
-    wav::encode_wav16(&rendered[0], SR, &mut bytes).unwrap();
-    let file = bytes.clone();
+    let mut renderer = ClipRenderer::new(bank, &opts).unwrap();
+    let stats: Vec<_> = per_clip.iter().map(|ev| renderer.mix(ev, CLIP).unwrap()).collect();
+    let file = renderer.encode(AudioFormat::Wav16, SR, stats[n_clips - 1].gain).unwrap().to_vec();
+    let curves = Curves::new(opts).unwrap();
+    let (mut event, mut clip_buf, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
 
-    let names = ["mix + limit (render_clip)", "16-bit WAV encode", "write (tmp + rename)", "render_corpus, 1 thread"];
+    // Every stage on one clip at a time, as render_corpus runs them (the clip's buffers stay in
+    // cache), each stage timed alone over all clips: mix (zero, events, peak scan), encode with
+    // the limiter's gain, sha256 of the bytes, the write; then the whole render_corpus on one
+    // thread, and the pipeline before this change (event buffer, separate limiter pass) rebuilt
+    // from the public pieces for a same-run comparison.
+    let names = [
+        "mix + peak (ClipRenderer::mix)",
+        "mix + limit + encode",
+        "  + sha256 of the bytes",
+        "write (tmp + rename)",
+        "render_corpus, 1 thread",
+        "render_corpus + sha256, 1 thr",
+        "before: mix, limit, encode",
+        "mix, encode, write in a loop",
+    ];
     let mut times = vec![vec![]; names.len()];
     for _ in 0..rounds {
         let t = Instant::now();
         for ev in &per_clip {
-            std::hint::black_box(mix::render_clip(&bank, ev, CLIP, &opts).unwrap());
+            std::hint::black_box(renderer.mix(ev, CLIP).unwrap());
         }
         times[0].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        for x in &rendered {
-            wav::encode_wav16(x, SR, &mut bytes).unwrap();
-            std::hint::black_box(&bytes);
+        for ev in &per_clip {
+            let s = renderer.mix(ev, CLIP).unwrap();
+            std::hint::black_box(renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap());
         }
         times[1].push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for ev in &per_clip {
+            let s = renderer.mix(ev, CLIP).unwrap();
+            let b = renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap();
+            std::hint::black_box(Sha256::digest(b));
+        }
+        times[2].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         for p in &paths {
             wav::write_atomic(p, &file).unwrap();
         }
-        times[2].push(t.elapsed().as_secs_f64());
+        times[3].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         mix::render_corpus(&bank, &cols, &lengths, &paths, SR, AudioFormat::Wav16, &opts, 1).unwrap();
-        times[3].push(t.elapsed().as_secs_f64());
+        times[4].push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let corpus = CorpusOptions { sample_rate: SR, format: AudioFormat::Wav16, threads: 1, sha256: true };
+        mix::render_corpus_report(&bank, &cols, &lengths, &paths, &opts, &corpus, Cancel::NEVER).unwrap();
+        times[5].push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for ev in &per_clip {
+            before(&bank, ev, &curves, &mut event, &mut clip_buf);
+            wav::encode_wav16(&clip_buf, SR, &mut bytes).unwrap();
+            std::hint::black_box(&bytes);
+        }
+        times[6].push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for (ev, p) in per_clip.iter().zip(&paths) {
+            let s = renderer.mix(ev, CLIP).unwrap();
+            wav::write_atomic(p, renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap()).unwrap();
+        }
+        times[7].push(t.elapsed().as_secs_f64());
     }
     std::fs::remove_dir_all(&dir).unwrap();
     println!("{n_clips} clips of 10 s at {SR} Hz, {} events; {rounds} rounds; ms per clip:", clip.len());
+    let mut summary = Vec::new();
     for (name, t) in names.iter().zip(&mut times) {
         t.sort_by(f64::total_cmp);
-        let (min, median) = (t[0], t[t.len() / 2]);
-        println!("  {name:<28} min {:7.3}  median {:7.3}", 1e3 * min / n_clips as f64, 1e3 * median / n_clips as f64);
+        let (min, median) = (1e3 * t[0] / n_clips as f64, 1e3 * t[t.len() / 2] / n_clips as f64);
+        summary.push((min, median));
+        println!("  {name:<32} min {min:7.3}  median {median:7.3}");
+    }
+    let ratio = |a: usize, b: usize| (summary[a].0 / summary[b].0, summary[a].1 / summary[b].1);
+    let (lo, mid) = ratio(4, 3);
+    println!("render_corpus / write: min {lo:.2}x, median {mid:.2}x");
+    let (lo, mid) = ratio(1, 6);
+    println!("mix + limit + encode now / before: min {lo:.2}x, median {mid:.2}x");
+}
+
+/// The mix as it was before `add_event` and the limiter inside the encoder: every event rendered
+/// into a buffer, scaled and added; the peak scanned; the limiter's gain applied in its own pass.
+fn before(bank: &AtomBank, events: &[EventSpan], curves: &Curves, event: &mut Vec<f32>, out: &mut Vec<f32>) {
+    out.clear();
+    out.resize(CLIP as usize, 0.0);
+    for ev in events {
+        let atom = bank.atom(ev.atom as usize).unwrap();
+        let (onset, length) = (ev.onset as usize, ev.length as usize);
+        event.resize(length, 0.0);
+        mix::render_event(atom, curves, &mut event[..length]);
+        let g = 10f64.powf(f64::from(ev.gain_db) / 20.0) as f32;
+        for (y, &x) in out[onset..onset + length].iter_mut().zip(event.iter()) {
+            *y += g * x;
+        }
+    }
+    let peak = out.iter().fold(0f32, |m, &x| m.max(x.abs()));
+    let gain = if peak > 0.98 { 0.98 / peak } else { 1.0 };
+    if gain != 1.0 {
+        out.iter_mut().for_each(|x| *x *= gain);
     }
 }

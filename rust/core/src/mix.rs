@@ -26,6 +26,7 @@ use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use crate::cancel::Cancel;
 use crate::wav::{self, AudioFormat, WavError};
@@ -294,10 +295,135 @@ pub fn render_event(atom: &[f32], curves: &Curves, out: &mut [f32]) {
     }
 }
 
+/// Adds `gain` times the event [`render_event`] would write for `atom` into `out` (whose length is
+/// the event's), without writing the event anywhere first: the same f32 operations in the same
+/// order on every sample, so the sum is bit-identical to rendering the event into a buffer, scaling
+/// and adding it. Only the samples under a crossfade or a boundary fade take the per-sample path;
+/// the copies of the atom between them are one scaled add each (a loop the compiler vectorises).
+fn add_event(atom: &[f32], curves: &Curves, gain: f32, out: &mut [f32]) {
+    let length = out.len();
+    let n = atom.len();
+    let f = curves.opts.fade.min(length / 2);
+    let (c, period) = if length > n {
+        let c = curves.opts.crossfade.min(n / 2);
+        (c, n - c)
+    } else {
+        (0, n)
+    };
+    // The unfaded event is a sequence of pieces: copy 0 of the atom up to where copy 1 starts,
+    // then for every further copy k (starting at k * period) its crossfade with the tail of the
+    // copy before (c samples) and its body up to the next copy (or the event's end).
+    let mut emit = |a: usize, b: usize, piece: Piece| {
+        // split [a, b) at the two fade zones [0, f) and [length - f, length)
+        let mut i = a;
+        while i < b {
+            let (end, w_zone) = if i < f {
+                (b.min(f), true)
+            } else if i < length - f {
+                (b.min(length - f), false)
+            } else {
+                (b, true)
+            };
+            if w_zone {
+                for (k, y) in out[i..end].iter_mut().enumerate() {
+                    let at = i + k;
+                    let w = if at < f { curves.fade_in(at, f) } else { curves.fade_in(length - 1 - at, f) };
+                    *y += gain * (piece.sample(atom, curves, at) * w);
+                }
+            } else {
+                match piece {
+                    Piece::Copy { shift } => add_scaled(&mut out[i..end], &atom[i - shift..end - shift], gain),
+                    Piece::Crossfade { .. } => {
+                        for (k, y) in out[i..end].iter_mut().enumerate() {
+                            *y += gain * piece.sample(atom, curves, i + k);
+                        }
+                    }
+                }
+            }
+            i = end;
+        }
+    };
+    if length <= n {
+        emit(0, length, Piece::Copy { shift: 0 });
+        return;
+    }
+    emit(0, period, Piece::Copy { shift: 0 });
+    let mut start = period;
+    while start < length {
+        let xend = (start + c).min(length);
+        emit(start, xend, Piece::Crossfade { start, c });
+        let end = (start + period).min(length);
+        if xend < end {
+            emit(xend, end, Piece::Copy { shift: start });
+        }
+        start += period;
+    }
+}
+
+/// `out[i] += gain * x[i]` (float32, no FMA: Rust never contracts a multiply and an add), on
+/// AVX-512 or AVX2 where the CPU has them: lane by lane the same operations, so the same sums.
+fn add_scaled(out: &mut [f32], x: &[f32], gain: f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512 F (checked just above).
+            return unsafe { add_scaled_avx512(out, x, gain) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { add_scaled_avx2(out, x, gain) };
+        }
+    }
+    add_scaled_portable(out, x, gain);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn add_scaled_avx512(out: &mut [f32], x: &[f32], gain: f32) {
+    add_scaled_portable(out, x, gain);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_scaled_avx2(out: &mut [f32], x: &[f32], gain: f32) {
+    add_scaled_portable(out, x, gain);
+}
+
+#[inline(always)]
+fn add_scaled_portable(out: &mut [f32], x: &[f32], gain: f32) {
+    for (y, &x) in out.iter_mut().zip(x) {
+        *y += gain * x;
+    }
+}
+
+/// A piece of an unfaded event (see [`add_event`]).
+#[derive(Clone, Copy)]
+enum Piece {
+    /// `atom[i - shift]` at event sample i.
+    Copy { shift: usize },
+    /// The equal-power crossfade of copy `start / period` with the tail of the copy before it.
+    Crossfade { start: usize, c: usize },
+}
+
+impl Piece {
+    /// Event sample `i` before the boundary fades, as [`render_event`] computes it.
+    #[inline]
+    fn sample(self, atom: &[f32], curves: &Curves, i: usize) -> f32 {
+        match self {
+            Piece::Copy { shift } => atom[i - shift],
+            Piece::Crossfade { start, c } => {
+                // the previous copy's sample here is its body's atom[n - c + j] (c <= n / 2)
+                let j = i - start;
+                let (fi, fo) = curves.xfade(j, c);
+                atom[atom.len() - c + j] * fo + atom[j] * fi
+            }
+        }
+    }
+}
+
 /// Reusable per-thread buffers, so rendering many clips does not allocate per clip or event.
 #[derive(Default, Debug)]
 pub struct Scratch {
-    event: Vec<f32>,
     clip: Vec<f32>,
     bytes: Vec<u8>,
 }
@@ -346,6 +472,24 @@ pub(crate) fn check_event<'a>(
 /// Largest absolute sample and whether every sample is finite. Independent lanes let the
 /// compiler vectorise (a single `f32::max` chain does not, because of its NaN rules).
 pub(crate) fn peak_and_finite(x: &[f32]) -> (f32, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { peak_and_finite_avx2(x) };
+    }
+    peak_and_finite_portable(x)
+}
+
+/// [`peak_and_finite`] compiled for AVX2: a maximum does not depend on the order it is taken in,
+/// so the same result.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn peak_and_finite_avx2(x: &[f32]) -> (f32, bool) {
+    peak_and_finite_portable(x)
+}
+
+#[inline(always)]
+fn peak_and_finite_portable(x: &[f32]) -> (f32, bool) {
     const LANES: usize = 16;
     let mut peak = [0f32; LANES];
     let mut finite = [true; LANES];
@@ -368,8 +512,8 @@ pub(crate) fn peak_and_finite(x: &[f32]) -> (f32, bool) {
     (p, f)
 }
 
-/// Renders one clip into `scratch.clip` and limits it; `first_row` is the row of the clip's
-/// first event in the corpus columns (for error messages).
+/// Mixes one clip into `scratch.clip` and finds its limiter gain (not applied: see [`apply_gain`]);
+/// `first_row` is the row of the clip's first event in the corpus columns (for error messages).
 fn render_clip_into(
     bank: &AtomBank,
     events: impl ExactSizeIterator<Item = EventSpan>,
@@ -388,13 +532,7 @@ fn render_clip_into(
     for (event, ev) in events.enumerate() {
         let atom = check_event(bank, &ev, clip_length, Where { clip, event, row: first_row + event })?;
         let (onset, length) = (ev.onset as usize, ev.length as usize);
-        scratch.event.resize(length, 0.0);
-        let buf = &mut scratch.event[..length];
-        render_event(atom, curves, buf);
-        let g = db_to_gain(ev.gain_db);
-        for (y, &x) in out[onset..onset + length].iter_mut().zip(buf.iter()) {
-            *y += g * x;
-        }
+        add_event(atom, curves, db_to_gain(ev.gain_db), &mut out[onset..onset + length]);
     }
     let (peak, finite) = peak_and_finite(out);
     if !finite {
@@ -402,10 +540,15 @@ fn render_clip_into(
     }
     let ceiling = curves.opts.ceiling;
     let gain = if peak > ceiling { ceiling / peak } else { 1.0 };
+    Ok(ClipStats { peak, gain })
+}
+
+/// Applies the limiter's gain to a mix (what [`render_clip`] returns; the corpus writers apply it
+/// inside the encoder instead, [`wav::encode_scaled`], which gives the same bytes).
+fn apply_gain(out: &mut [f32], gain: f32) {
     if gain != 1.0 {
         out.iter_mut().for_each(|x| *x *= gain);
     }
-    Ok(ClipStats { peak, gain })
 }
 
 /// Renders one clip of `clip_length` samples from `events` (errors name it clip 0).
@@ -420,6 +563,7 @@ pub fn render_clip(
     let curves = Curves::new(*opts)?;
     let mut scratch = Scratch::default();
     let stats = render_clip_into(bank, events.iter().copied(), clip_length, &curves, 0, 0, &mut scratch)?;
+    apply_gain(&mut scratch.clip, stats.gain);
     Ok(Rendered { audio: scratch.clip, peak: stats.peak, gain: stats.gain })
 }
 
@@ -511,6 +655,40 @@ pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
     threads: usize,
     cancel: Cancel<'_>,
 ) -> Result<Vec<ClipStats>, MixError> {
+    let corpus = CorpusOptions { sample_rate, format, threads, sha256: false };
+    Ok(render_corpus_report(bank, events, clip_lengths, paths, opts, &corpus, cancel)?.stats)
+}
+
+/// How [`render_corpus_report`] writes a corpus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorpusOptions {
+    pub sample_rate: u32,
+    pub format: AudioFormat,
+    /// Threads of the local pool (0 = all cores).
+    pub threads: usize,
+    /// Also return the sha256 of every file's bytes (hashed while they are in memory).
+    pub sha256: bool,
+}
+
+/// What [`render_corpus_report`] returns: every clip's limiter figures, and the sha256 of every
+/// file written when asked for (else empty).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorpusReport {
+    pub stats: Vec<ClipStats>,
+    pub sha256: Vec<[u8; 32]>,
+}
+
+/// [`render_corpus_cancellable`], optionally hashing every file's bytes before they are written
+/// (the hash a re-read of the file would give, without reading it back).
+pub fn render_corpus_report<P: AsRef<Path> + Sync>(
+    bank: &AtomBank,
+    events: &EventColumns,
+    clip_lengths: &[i64],
+    paths: &[P],
+    opts: &MixOptions,
+    corpus: &CorpusOptions,
+    cancel: Cancel<'_>,
+) -> Result<CorpusReport, MixError> {
     let n_clips = clip_lengths.len();
     if paths.len() != n_clips {
         return Err(MixError::PathCount(n_clips, paths.len()));
@@ -527,10 +705,11 @@ pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
         }
     }
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(corpus.threads)
         .build()
         .map_err(|e| MixError::ThreadPool(e.to_string()))?;
-    pool.install(|| {
+    let CorpusOptions { sample_rate, format, sha256, .. } = *corpus;
+    let per_clip: Vec<(ClipStats, [u8; 32])> = pool.install(|| {
         (0..n_clips)
             .into_par_iter()
             .map_init(Scratch::default, |scratch, clip| {
@@ -549,12 +728,43 @@ pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
                     scratch,
                 )?;
                 let write_err = |source| MixError::Write { clip, source };
-                wav::encode(format, &scratch.clip, sample_rate, &mut scratch.bytes).map_err(write_err)?;
+                wav::encode_scaled(format, &scratch.clip, stats.gain, sample_rate, &mut scratch.bytes)
+                    .map_err(write_err)?;
+                let digest = if sha256 { Sha256::digest(&scratch.bytes).into() } else { [0u8; 32] };
                 wav::write_atomic(paths[clip].as_ref(), &scratch.bytes).map_err(write_err)?;
-                Ok(stats)
+                Ok((stats, digest))
             })
-            .collect()
-    })
+            .collect::<Result<_, MixError>>()
+    })?;
+    let (stats, digests): (Vec<ClipStats>, Vec<[u8; 32]>) = per_clip.into_iter().unzip();
+    Ok(CorpusReport { stats, sha256: if sha256 { digests } else { Vec::new() } })
+}
+
+/// One thread's clip renderer, stage by stage (what [`render_corpus`] does per clip, for
+/// profiling): [`ClipRenderer::mix`] mixes a clip and finds its limiter gain,
+/// [`ClipRenderer::encode`] applies the gain while encoding.
+#[derive(Debug)]
+pub struct ClipRenderer<'a> {
+    bank: AtomBank<'a>,
+    curves: Curves,
+    scratch: Scratch,
+}
+
+impl<'a> ClipRenderer<'a> {
+    pub fn new(bank: AtomBank<'a>, opts: &MixOptions) -> Result<Self, MixError> {
+        Ok(Self { bank, curves: Curves::new(*opts)?, scratch: Scratch::default() })
+    }
+
+    /// Mixes one clip (kept inside) and returns its limiter figures.
+    pub fn mix(&mut self, events: &[EventSpan], clip_length: i64) -> Result<ClipStats, MixError> {
+        render_clip_into(&self.bank, events.iter().copied(), clip_length, &self.curves, 0, 0, &mut self.scratch)
+    }
+
+    /// The last mixed clip, limited by `gain` and encoded in `format`: the file's bytes.
+    pub fn encode(&mut self, format: AudioFormat, sample_rate: u32, gain: f32) -> Result<&[u8], WavError> {
+        wav::encode_scaled(format, &self.scratch.clip, gain, sample_rate, &mut self.scratch.bytes)?;
+        Ok(&self.scratch.bytes)
+    }
 }
 
 /// Convenience: paths `dir/<stem><index>.<ext>` for `n` clips (used by tests and benches).
@@ -616,6 +826,35 @@ mod tests {
         let mut out = vec![0.0; 3000];
         render_event(&atom, &curves, &mut out);
         assert_eq!(&out[1000..1800], &atom[100..900]);
+    }
+
+    /// `add_event` against what it replaces: render the event into a buffer, scale, add.
+    #[test]
+    fn add_event_is_bit_identical_to_render_scale_add() {
+        let atoms: Vec<Vec<f32>> = [1usize, 2, 3, 7, 160, 161, 999, 1000, 1601, 4000]
+            .iter()
+            .map(|&n| (0..n).map(|i| ((i * 7919 % 1013) as f32 / 1013.0 - 0.5) * 1.7).collect())
+            .collect();
+        let option_sets = [(0usize, 0usize), (80, 800), (80, 0), (0, 800), (3, 5), (500, 100)];
+        for (fade, crossfade) in option_sets {
+            let curves = Curves::new(MixOptions { fade, crossfade, ceiling: 0.98 }).unwrap();
+            for atom in &atoms {
+                for length in [1usize, 2, 5, 159, 160, 161, 321, 999, 1000, 1001, 1600, 2401, 5003, 12_000] {
+                    let gain = db_to_gain(-3.7);
+                    let base: Vec<f32> = (0..length).map(|i| (i % 17) as f32 * 0.01 - 0.08).collect();
+                    let mut want = base.clone();
+                    let mut buf = vec![0.0; length];
+                    render_event(atom, &curves, &mut buf);
+                    for (y, &x) in want.iter_mut().zip(&buf) {
+                        *y += gain * x;
+                    }
+                    let mut got = base;
+                    add_event(atom, &curves, gain, &mut got);
+                    let same = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "atom {} length {length} fade {fade} crossfade {crossfade}", atom.len());
+                }
+            }
+        }
     }
 
     #[test]
@@ -801,6 +1040,36 @@ mod tests {
             assert!(got[end..].iter().all(|&s| s == 0));
         }
         fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn corpus_report_hashes_the_bytes_it_writes_and_writes_the_same_files() {
+        let (audio, offsets, c, a, o, l, g, lens) = corpus();
+        let bank = AtomBank::new(&audio, &offsets).unwrap();
+        let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
+        let opts = MixOptions::default();
+        for format in [AudioFormat::Wav16, AudioFormat::WavF32, AudioFormat::Flac16] {
+            let d = tmpdir(&format!("report-{format}"));
+            let paths = numbered_paths(&d, "clip", lens.len(), format);
+            let corpus = CorpusOptions { sample_rate: 16000, format, threads: 2, sha256: true };
+            let report = render_corpus_report(&bank, &cols, &lens, &paths, &opts, &corpus, Cancel::NEVER).unwrap();
+            assert_eq!(report.sha256.len(), lens.len());
+            let bounds = cols.clip_bounds(lens.len()).unwrap();
+            for clip in 0..lens.len() {
+                let bytes = fs::read(&paths[clip]).unwrap();
+                assert_eq!(<[u8; 32]>::from(Sha256::digest(&bytes)), report.sha256[clip]);
+                // the file is the limited mix of render_clip, encoded
+                let events: Vec<EventSpan> = (bounds[clip]..bounds[clip + 1]).map(|r| cols.row(r)).collect();
+                let r = render_clip(&bank, &events, lens[clip], &opts).unwrap();
+                let mut want = Vec::new();
+                wav::encode(format, &r.audio, 16000, &mut want).unwrap();
+                assert!(bytes == want, "{format} clip {clip}");
+                assert_eq!((r.peak, r.gain), (report.stats[clip].peak, report.stats[clip].gain));
+            }
+            let plain = render_corpus(&bank, &cols, &lens, &paths, 16000, format, &opts, 1).unwrap();
+            assert_eq!(plain, report.stats);
+            fs::remove_dir_all(&d).unwrap();
+        }
     }
 
     #[test]

@@ -54,10 +54,12 @@ pub(crate) fn options(sample_rate: i64, fade_ms: f64, crossfade_ms: f64, ceiling
 /// Renders every clip of a plan and writes `paths[i]` for clip i.
 ///
 /// Events are sorted by clip (then onset). Returns {"peak": float32[n_clips] (before
-/// limiting), "gain": float32[n_clips] (the limiter's linear factor)}.
+/// limiting), "gain": float32[n_clips] (the limiter's linear factor)}, and with `sha256=True`
+/// "sha256": the hex sha256 of every file's bytes (hashed in memory, before the write).
 #[pyfunction]
 #[pyo3(signature = (atom_audio, atom_offsets, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, clip_lengths,
-    paths, sample_rate, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0))]
+    paths, sample_rate, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0,
+    sha256 = false))]
 #[allow(clippy::too_many_arguments)]
 fn render_corpus<'py>(
     py: Python<'py>,
@@ -76,6 +78,7 @@ fn render_corpus<'py>(
     crossfade_ms: f64,
     ceiling: f32,
     threads: usize,
+    sha256: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
@@ -97,16 +100,22 @@ fn render_corpus<'py>(
         gain_db: gain_db.as_slice()?,
     };
     let lens = lens.as_slice()?;
-    let stats = interruptible(py, |flag| {
-        mix::render_corpus_cancellable(&bank, &cols, lens, &paths, sr, format, &opts, threads, Cancel::new(flag))
+    let corpus = mix::CorpusOptions { sample_rate: sr, format, threads, sha256 };
+    let report = interruptible(py, |flag| {
+        mix::render_corpus_report(&bank, &cols, lens, &paths, &opts, &corpus, Cancel::new(flag))
     })?
     .map_err(|e| match e {
         mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
         other => value_error(other),
     })?;
+    let stats = &report.stats;
     let out = PyDict::new_bound(py);
     out.set_item("peak", stats.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("gain", stats.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
+    if sha256 {
+        let hex = |d: &[u8; 32]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        out.set_item("sha256", report.sha256.iter().map(hex).collect::<Vec<String>>())?;
+    }
     Ok(out)
 }
 
