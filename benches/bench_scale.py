@@ -164,7 +164,7 @@ def ray_compare(n: int, queries_per_task: int, scratch: Path) -> dict:
     import ray
 
     from reasonaudio.builder import BuildConfig, plan_build
-    from reasonaudio.builder.render import render_local
+    from reasonaudio.builder.render import render_audio
     from reasonaudio.builder.ray import render_on_ray
 
     cores = os.cpu_count() or 1
@@ -174,7 +174,7 @@ def ray_compare(n: int, queries_per_task: int, scratch: Path) -> dict:
         out = scratch / label
         out.mkdir()
         t0 = time.perf_counter()
-        render_local(plans[threads], str(out), 0, n, False)
+        render_audio(plans[threads], str(out), 0, n, False, sha256=False)
         res[f"{label}_render_s"] = round(time.perf_counter() - t0, 2)
         shutil.rmtree(out)
     t0 = time.perf_counter()

@@ -272,9 +272,11 @@ def render_corpus_scene(
     crossfade_ms: float = 50.0,
     ceiling: float = 0.98,
     threads: int = 0,
-) -> dict[str, _npt.NDArray[_np.float32]]:
+    sha256: bool = False,
+) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
     """render_corpus in a scene. clip_bed / clip_room: -1 for none; ev_speed: empty for unchanged.
-    Returns {"peak", "gain", "bed_gain"} per clip and {"ev_snr_db"} per event (+inf without a bed).
+    Returns {"peak", "gain", "bed_gain"} per clip and {"ev_snr_db"} per event (+inf without a bed),
+    and with sha256=True "sha256": every file's hex sha256.
     A clip without bed, room or speed change gets render_corpus's bytes."""
 
 def render_clip_scene(

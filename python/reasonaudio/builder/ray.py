@@ -65,7 +65,7 @@ def task_chunk(n_clips: int, cpus: int) -> int:
 
 def render_on_ray(plan: BuildPlan, audio_url: str, address: str, progress: bool) -> tuple[np.ndarray, np.ndarray]:
     """Renders every clip of `plan` with Ray tasks into `audio_url`; returns peaks and gains (with a
-    scene, the bed gains and event SNRs go to `plan.scene_report`, as `render_local` leaves them)."""
+    scene, the bed gains and event SNRs go to `plan.scene_report`, as `render_audio` leaves them)."""
     if audio_url.startswith("memory://"):
         raise UserError("--ray cannot write to memory://: that filesystem lives in one process, the workers cannot see it")
     ray = _ray()

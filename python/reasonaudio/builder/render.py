@@ -50,8 +50,8 @@ def render_range(
     a local scratch directory and uploaded); `rel_paths` are `audio/<name>`; `bank` is
     `render_bank(plan)`, `draws` the slice's scene draws or None. Returns the core's report: the
     float32 peaks before the limiter and the limiter gains; with a scene the bed gains and every
-    event's SNR; without one and with `sha256`, every file's sha256 (hex), hashed by the core while
-    the bytes are in memory."""
+    event's SNR; with `sha256`, every file's sha256 (hex), hashed by the core while the bytes are
+    in memory."""
     names = [p.rpartition("/")[2] for p in rel_paths]
     remote = storage.is_uri(audio_root)
     # a URI's audio is rendered into a locked scratch folder (removed in `finally`, or by the next
@@ -68,7 +68,7 @@ def render_range(
                 atom_audio, atom_offsets, *events, paths, sample_rate,
                 bed_audio, bed_offsets, draws.clip_bed, draws.clip_bed_start, draws.clip_snr_db,
                 room_audio, room_offsets, draws.clip_room, draws.ev_speed,
-                format=audio_format, threads=threads,
+                format=audio_format, threads=threads, sha256=sha256,
             )
         if remote:
             fs, path = storage.open_fs(audio_root)
@@ -83,27 +83,21 @@ SCENE_REPORT = ("bed_gain", "ev_snr_db")
 class RenderedRange:
     """What rendering clips [lo, hi) of a plan reports: the limiter's peak and gain of every clip,
     and the sha256 (hex) of every audio file in clip order where the renderer hashed the bytes it
-    wrote (None where it did not: a plan with a scene)."""
+    wrote (None where it was not asked to)."""
 
     peaks: np.ndarray
     gains: np.ndarray
     sha256: list[str] | None = None
 
 
-def render_local(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Renders clips [lo, hi) in this process (Rust threads); peaks and gains of the range. With a
-    scene, the bed gains and event SNRs of the range are left in `plan.scene_report`."""
-    r = render_audio(plan, audio_root, lo, hi, progress, sha256=False)
-    return r.peaks, r.gains
-
-
 def render_audio(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: bool, *, sha256: bool = True) -> RenderedRange:
-    """`render_local`, also returning every file's sha256 (with `sha256`, for a plan without a
-    scene: hashed by the core from the bytes it writes, so audio.sha256 needs no second read of
-    the audio)."""
+    """Renders clips [lo, hi) in this process (Rust threads): the limiter's figures of the range and,
+    with `sha256`, every file's sha256 (hashed by the core from the bytes it writes, so audio.sha256
+    needs no second read of the audio). With a scene, the bed gains and event SNRs of the range are
+    left in `plan.scene_report`."""
     cfg = plan.config
     bank = render_bank(plan)
-    hashed = sha256 and plan.scene is None
+    hashed = sha256
     parts = []
     with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
         for a in range(lo, hi, RENDER_CHUNK):

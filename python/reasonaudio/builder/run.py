@@ -15,7 +15,7 @@ from pathlib import Path
 from reasonaudio.builder.ray import render_on_ray
 from reasonaudio.builder.config import BuildConfig
 from reasonaudio.builder.plan import BuildPlan, plan_benchmark
-from reasonaudio.builder.render import RenderedRange, render_audio, render_local
+from reasonaudio.builder.render import RenderedRange, render_audio
 from reasonaudio.builder.shard import SHARD_KIND, load_plan, write_shard
 from reasonaudio.builder.tables import Built, finish_benchmark, write_benchmark, write_plan_files
 from reasonaudio.errors import UserError
@@ -112,8 +112,8 @@ def build_conditions(root: str | Path, config: BuildConfig, conditions: dict[str
         target = root / name
         with Output(target, "benchmark", inputs=[] if config.atoms == "procedural" else [config.atoms], force=force) as dest:
             t0 = time.perf_counter()
-            peaks, gains = render_local(cond, dest.audio_url, 0, cond.n_clips, progress)
+            rendered = render_audio(cond, dest.audio_url, 0, cond.n_clips, progress)
             if progress:
                 print(f"condition {name}: rendered {cond.n_clips} clips in {time.perf_counter() - t0:.2f} s")
-            out[name] = Built(target, write_benchmark(cond, dest.root, peaks, gains))
+            out[name] = Built(target, write_benchmark(cond, dest.root, rendered.peaks, rendered.gains, audio_sha256=rendered.sha256))
     return out

@@ -113,10 +113,14 @@ fn render_corpus<'py>(
     out.set_item("peak", stats.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("gain", stats.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     if sha256 {
-        let hex = |d: &[u8; 32]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
         out.set_item("sha256", report.sha256.iter().map(hex).collect::<Vec<String>>())?;
     }
     Ok(out)
+}
+
+/// A sha256 digest in lowercase hex (sha256sum's spelling, as audio.sha256 holds it).
+pub(crate) fn hex(digest: &[u8; 32]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Renders one clip: the mixed, limited float32 audio and the limiter's figures.

@@ -108,11 +108,13 @@ fn bank<'a>(audio: &'a [f32], offsets: &'a [u64]) -> PyResult<AtomBank<'a>> {
 /// bed bank (unit-level sources), the room bank (prepared responses) and per-clip bed index (-1:
 /// none), bed start sample, target SNR (dB) and room index (-1: dry), and per-event speed
 /// (uint32 over SPEED_DEN; empty: unchanged). Returns {"peak", "gain", "bed_gain"} per clip and
-/// {"ev_snr_db"} per event (+inf without a bed).
+/// {"ev_snr_db"} per event (+inf without a bed), and with `sha256=True` "sha256": the hex sha256
+/// of every file's bytes.
 #[pyfunction]
 #[pyo3(signature = (atom_audio, atom_offsets, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, clip_lengths,
     paths, sample_rate, bed_audio, bed_offsets, clip_bed, clip_bed_start, clip_snr_db, room_audio, room_offsets,
-    clip_room, ev_speed, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0))]
+    clip_room, ev_speed, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0,
+    sha256 = false))]
 #[allow(clippy::too_many_arguments)]
 fn render_corpus_scene<'py>(
     py: Python<'py>,
@@ -140,6 +142,7 @@ fn render_corpus_scene<'py>(
     crossfade_ms: f64,
     ceiling: f32,
     threads: usize,
+    sha256: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
@@ -180,7 +183,19 @@ fn render_corpus_scene<'py>(
     };
     let lens = lens.as_slice()?;
     let report = interruptible(py, |flag| {
-        render::render_corpus_scene(&atoms, &cols, lens, &scene, &paths, sr, format, &opts, threads, Cancel::new(flag))
+        render::render_corpus_scene(
+            &atoms,
+            &cols,
+            lens,
+            &scene,
+            &paths,
+            sr,
+            format,
+            &opts,
+            threads,
+            sha256,
+            Cancel::new(flag),
+        )
     })?
     .map_err(|e| match e {
         reasonaudio_core::mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
@@ -191,6 +206,9 @@ fn render_corpus_scene<'py>(
     out.set_item("gain", report.clips.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("bed_gain", report.clips.iter().map(|s| s.bed_gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("ev_snr_db", report.event_snr_db.into_pyarray_bound(py))?;
+    if sha256 {
+        out.set_item("sha256", report.sha256.iter().map(crate::mix::hex).collect::<Vec<String>>())?;
+    }
     Ok(out)
 }
 

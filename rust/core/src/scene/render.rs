@@ -16,6 +16,7 @@
 use std::path::Path;
 
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 
 use crate::cancel::Cancel;
 use crate::mix::{
@@ -63,6 +64,8 @@ pub struct SceneClipStats {
 pub struct SceneReport {
     pub clips: Vec<SceneClipStats>,
     pub event_snr_db: Vec<f32>,
+    /// With `sha256`, every file's sha256, hashed while its bytes are in memory (else empty).
+    pub sha256: Vec<[u8; 32]>,
 }
 
 /// One clip rendered with its stems (what tests, the listening page and augmentation use).
@@ -358,7 +361,7 @@ pub fn render_clip_scene(
 /// Renders and writes every clip of a corpus in its scene ([`crate::mix::render_corpus`] plus the
 /// scene columns). Everything is validated before any file is written; work runs on a local pool
 /// of `threads` threads (0 = all cores), output bytes do not depend on it; `cancel` is checked
-/// before each clip.
+/// before each clip; with `sha256` every file's bytes are hashed before they are written.
 #[allow(clippy::too_many_arguments)]
 pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
     bank: &AtomBank,
@@ -370,6 +373,7 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
     format: AudioFormat,
     opts: &MixOptions,
     threads: usize,
+    sha256: bool,
     cancel: Cancel<'_>,
 ) -> Result<SceneReport, MixError> {
     let n_clips = clip_lengths.len();
@@ -395,7 +399,7 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
         .map_err(|e| MixError::ThreadPool(e.to_string()))?;
     let periods = pool.install(|| bed_periods(scene, &bed_curves));
     let spectra = pool.install(|| room_spectra(scene, events, &bounds));
-    let per_clip: Vec<(SceneClipStats, Vec<f32>)> = pool.install(|| {
+    let per_clip: Vec<(SceneClipStats, Vec<f32>, [u8; 32])> = pool.install(|| {
         (0..n_clips)
             .into_par_iter()
             .map_init(SceneScratch::default, |scratch, clip| {
@@ -423,15 +427,23 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
                 )?;
                 let write_err = |source| MixError::Write { clip, source };
                 wav::encode(format, &scratch.clip, sample_rate, &mut scratch.bytes).map_err(write_err)?;
+                let digest = if sha256 { Sha256::digest(&scratch.bytes).into() } else { [0u8; 32] };
                 wav::write_atomic(paths[clip].as_ref(), &scratch.bytes).map_err(write_err)?;
-                Ok((stats, snr))
+                Ok((stats, snr, digest))
             })
             .collect::<Result<_, MixError>>()
     })?;
-    let mut report = SceneReport { clips: Vec::with_capacity(n_clips), event_snr_db: Vec::with_capacity(events.len()) };
-    for (stats, snr) in per_clip {
+    let mut report = SceneReport {
+        clips: Vec::with_capacity(n_clips),
+        event_snr_db: Vec::with_capacity(events.len()),
+        sha256: Vec::with_capacity(if sha256 { n_clips } else { 0 }),
+    };
+    for (stats, snr, digest) in per_clip {
         report.clips.push(stats);
         report.event_snr_db.extend(snr);
+        if sha256 {
+            report.sha256.push(digest);
+        }
     }
     Ok(report)
 }
@@ -584,8 +596,20 @@ mod tests {
         let p1 = numbered_paths(&d, "a", n, AudioFormat::Wav16);
         let p2 = numbered_paths(&d, "b", n, AudioFormat::Wav16);
         render_corpus(&bank, &cols, &lens, &p1, 16000, AudioFormat::Wav16, &opts, 2).unwrap();
-        render_corpus_scene(&bank, &cols, &lens, &clean_scene, &p2, 16000, AudioFormat::Wav16, &opts, 2, Cancel::NEVER)
-            .unwrap();
+        render_corpus_scene(
+            &bank,
+            &cols,
+            &lens,
+            &clean_scene,
+            &p2,
+            16000,
+            AudioFormat::Wav16,
+            &opts,
+            2,
+            false,
+            Cancel::NEVER,
+        )
+        .unwrap();
         for (x, y) in p1.iter().zip(&p2) {
             assert_eq!(fs::read(x).unwrap(), fs::read(y).unwrap());
         }
@@ -616,9 +640,13 @@ mod tests {
                 AudioFormat::Flac16,
                 &opts,
                 threads,
+                true,
                 Cancel::NEVER,
             )
             .unwrap();
+            for (x, digest) in p.iter().zip(&rep.sha256) {
+                assert_eq!(<[u8; 32]>::from(Sha256::digest(fs::read(x).unwrap())), *digest, "hashed as written");
+            }
             outs.push((rep, p.iter().map(|x| fs::read(x).unwrap()).collect::<Vec<_>>()));
         }
         assert_eq!(outs[0], outs[1]);
@@ -691,6 +719,7 @@ mod tests {
                 AudioFormat::Wav16,
                 &MixOptions::default(),
                 1,
+                false,
                 Cancel::NEVER,
             )
             .unwrap_err()
