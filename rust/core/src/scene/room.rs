@@ -18,10 +18,11 @@
 //! with reverberation time RT60 that is RT60 / 3.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use realfft::num_complex::Complex;
-use realfft::RealFftPlanner;
+use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
 /// The threshold (relative to the peak) that marks the direct path, in dB.
 pub const DIRECT_PATH_DB: f64 = -20.0;
@@ -102,25 +103,40 @@ pub fn fft_size(n: usize) -> usize {
     best
 }
 
-/// The spectra of prepared responses at the FFT sizes a corpus needs, computed once before
-/// rendering and shared read-only by every thread: with a per-thread cache, events of many lengths
-/// (many FFT sizes) kept evicting each other and a third FFT per event was common.
-#[derive(Default, Debug)]
+/// An FFT size's forward and inverse plans (thread-safe, shared).
+type Plans = (Arc<dyn RealToComplex<f32>>, Arc<dyn ComplexToReal<f32>>);
+
+/// The spectra of prepared responses at the FFT sizes a corpus needs, and the FFT plans of those
+/// sizes, computed once before rendering and shared read-only by every thread: with per-thread
+/// caches, events of many lengths (many FFT sizes) kept evicting each other's spectra, and every
+/// rayon split planned every size again.
+#[derive(Default)]
 pub struct SpectrumTable {
     spectra: HashMap<(usize, usize), Vec<Complex<f32>>>,
+    plans: HashMap<usize, Plans>,
+}
+
+impl std::fmt::Debug for SpectrumTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpectrumTable").field("spectra", &self.spectra.len()).field("sizes", &self.plans.len()).finish()
+    }
 }
 
 impl SpectrumTable {
     /// Spectra of `responses[room]` at every `(room, fft size)` of `needed` (rayon, in the
     /// current pool).
     pub fn build(responses: &[&[f32]], needed: &BTreeSet<(usize, usize)>) -> Self {
+        let mut planner = RealFftPlanner::<f32>::new();
+        let plans: HashMap<usize, Plans> =
+            needed.iter().map(|&(_, n)| (n, (planner.plan_fft_forward(n), planner.plan_fft_inverse(n)))).collect();
         let spectra = needed
             .par_iter()
-            .map_init(RealFftPlanner::<f32>::new, |planner, &(room, n)| {
-                ((room, n), spectrum(planner, responses[room], n, &mut Vec::new(), &mut Vec::new()))
-            })
+            .map_init(
+                || (Vec::new(), Vec::new()),
+                |(time, scratch), &(room, n)| ((room, n), spectrum(&*plans[&n].0, responses[room], time, scratch)),
+            )
             .collect();
-        Self { spectra }
+        Self { spectra, plans }
     }
 
     /// The FFT size [`Convolver::convolve`] uses for a signal of `x_len` samples and a response
@@ -134,15 +150,14 @@ impl SpectrumTable {
     }
 }
 
-/// The real FFT of `h` zero-padded to `n`.
+/// The real FFT of `h` zero-padded to the plan's size.
 fn spectrum(
-    planner: &mut RealFftPlanner<f32>,
+    fwd: &dyn RealToComplex<f32>,
     h: &[f32],
-    n: usize,
     time: &mut Vec<f32>,
     scratch: &mut Vec<Complex<f32>>,
 ) -> Vec<Complex<f32>> {
-    let fwd = planner.plan_fft_forward(n);
+    let n = fwd.len();
     time.clear();
     time.resize(n, 0.0);
     time[..h.len()].copy_from_slice(h);
@@ -197,8 +212,10 @@ impl Convolver {
         let full = x.len() + h.len() - 1;
         // Circular convolution of size n equals the linear one on [0, n) when n >= full.
         let n = SpectrumTable::size_for(x.len(), h.len());
-        let fwd = self.planner.plan_fft_forward(n);
-        let inv = self.planner.plan_fft_inverse(n);
+        let (fwd, inv) = match table.and_then(|t| t.plans.get(&n)) {
+            Some((f, i)) => (Arc::clone(f), Arc::clone(i)),
+            None => (self.planner.plan_fft_forward(n), self.planner.plan_fft_inverse(n)),
+        };
         let bins = n / 2 + 1;
         let scratch_len = fwd.get_scratch_len().max(inv.get_scratch_len());
         if self.scratch.len() < scratch_len {
@@ -210,7 +227,7 @@ impl Convolver {
             None => Some(match self.ir_spectra.iter().position(|(r, size, _)| *r == room && *size == n) {
                 Some(i) => i,
                 None => {
-                    let spec = spectrum(&mut self.planner, h, n, &mut self.time, &mut self.scratch);
+                    let spec = spectrum(&*fwd, h, &mut self.time, &mut self.scratch);
                     if self.ir_spectra.len() >= Self::CACHE {
                         self.ir_spectra.remove(0);
                     }
