@@ -177,8 +177,10 @@ def detect(
                         found[t].append((i, int(live[label]), on, off, conf, round(level, 2)))
                 if pairs and j:
                     col = {int(c): k for k, c in enumerate(pair_labels)}
-                    sm = smooth(p[:, pair_labels], post.median_frames)
-                    sm[:, p[:, pair_labels].max(axis=0) < SMOOTH_FLOOR] = 0.0  # as events_of_clip: never live
+                    on_ = p[:, pair_labels].max(axis=0) >= SMOOTH_FLOOR  # as events_of_clip: the others never live
+                    sm = np.zeros((j, len(pair_labels)), np.float32)
+                    if on_.any():
+                        sm[:, on_] = smooth(p[:, pair_labels[on_]], post.median_frames)
                     for a, b in pairs:
                         coactive[(a, b)][i] = float(np.max(np.minimum(sm[:, col[a]], sm[:, col[b]])))
                 if scores is not None:
