@@ -79,6 +79,40 @@ def test_ranking_counts_engine_verdicts_then_breaks_ties_softly():
     assert s2[0, 2] > s2[0, 1]
 
 
+def test_overlap_soft_truth_uses_frame_coactivation_when_detect_kept_it():
+    from reasonaudio.detect.rank import overlap_pairs
+
+    # no event at any threshold in clips 1 and 2 (a masked sound); clip 1's two labels rise
+    # together somewhere (co-activation 0.4), clip 2's never at once (0.05)
+    index = _index([[], [], []], [[0.2, 0.9, 0.0], [0.45, 0.9, 0.0], [0.45, 0.9, 0.0]])
+    logic = {"all": [{"overlap": ["siren", "dog_bark"]}]}
+    assert overlap_pairs([logic, None, {"all": [{"has": "rain"}]}], index.labels) == [(0, 1)]
+    plain = score_matrix(index, [logic])
+    assert plain[0, 1] == plain[0, 2]  # without the co-activation: no way to tell them apart
+    index.coactive = {(0, 1): np.array([0.1, 0.4, 0.05], np.float32)}
+    s = score_matrix(index, [logic])
+    assert s[0, 1] > s[0, 0] > s[0, 2]
+
+
+def test_detect_keeps_the_coactivation_of_the_pairs_it_is_asked_for(tmp_path):
+    import soundfile as sf
+
+    from reasonaudio.detect.infer import detect
+    from reasonaudio.detect.train import TrainConfig, train
+
+    d = train("procedural", TrainConfig(steps=2, batch=2, labels=4, channels=8, valid_clips=2, checks=1), progress=False)
+    paths = []
+    for k in range(2):
+        paths.append(tmp_path / f"c{k}.wav")
+        sf.write(paths[-1], np.random.default_rng(k).standard_normal(16000 * 2).astype(np.float32) * 0.05, 16000)
+    index = detect(d, paths, ["c0", "c1"], progress=False, keep_scores=True, pairs=[(2, 0), (0, 2), (1, 3)])
+    assert sorted(index.coactive) == [(0, 2), (1, 3)]
+    for i, cid in enumerate(["c0", "c1"]):
+        sm = index.scores[cid].astype(np.float32)  # the same smoothed probabilities, kept at float16
+        assert index.coactive[(0, 2)][i] == pytest.approx(float(np.max(np.minimum(sm[:, 0], sm[:, 2]))), abs=2e-3)
+    assert detect(d, paths, ["c0", "c1"], progress=False).coactive is None
+
+
 def test_queries_are_parsed_with_the_model_vocabulary():
     logics, bad = parse_queries(["A dog barking without a siren", "something else entirely"],
                                 ["dog_bark", "siren"], ["a dog barking", "a siren"])

@@ -37,6 +37,7 @@ def test_same_command_same_model_bytes_and_another_seed_differs(tmp_path):
     assert other.returncode == 0, other.stderr
     d = Detector.load(tmp_path / "m0.pt")
     assert d.training["config"]["seed"] == 3 and d.training["config"]["augment"]["enabled"] is True
+    assert d.training["config"]["augment"]["renderer"] == "scene"  # a bare --augment: the core's scene renderer
     assert "train_seconds" not in d.training  # wall-clock figures stay out of the model bytes
 
 

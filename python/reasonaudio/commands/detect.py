@@ -39,8 +39,11 @@ def add_parser(subparsers) -> None:
     train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help=f"mixtures per validation set, 1..100,000 (default {d.valid_clips})")
     train.add_argument("--valid-fraction", type=float_in(0, 0.9), default=None,
                        help=f"share of each label's training recordings held out for validation, labels with 2+, 0..0.9 (default {d.valid_fraction})")
-    train.add_argument("--augment", action="store_true",
-                       help="augment: per-recording level, EQ, speed, stretch; beds at random SNR, rooms; overlap-heavy plans (default off)")
+    train.add_argument("--augment", nargs="?", const="scene", choices=["scene", "basic"], default=None,
+                       help="augment (default off). `scene` (the default of a bare --augment): per-recording level, EQ, stretch; "
+                            "each mixture through the core's scene renderer: per-event pitch, simulated rooms, beds at -5..30 dB SNR "
+                            "(needs pyroomacoustics, the scene extra); overlap-heavy plans. `basic`: the same variants with "
+                            "resampled speed, a Python noise room and bed")
     train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
                        help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
@@ -116,7 +119,7 @@ def run_train(args: argparse.Namespace) -> int:
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
                                    "front_end": args.front_end}.items() if v is not None}
     if args.augment:
-        overrides["augment"] = AugmentConfig()
+        overrides["augment"] = AugmentConfig.core_scene() if args.augment == "scene" else AugmentConfig()
     config = replace(TrainConfig(), **overrides)
     library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)

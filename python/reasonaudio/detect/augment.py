@@ -14,6 +14,17 @@ training step draws a fresh *variant* of every recording it uses:
 - overlap-heavy plans: a larger share of overlap clips and a higher chance that an event lies
   over the previous one than the benchmark's defaults.
 
+With `renderer="scene"` (`--augment scene`, issue 21's "mixtures drawn with the scene
+machinery"), the mixture is rendered by the core's scene renderer (`_core.render_clip_scene`, the
+renderer of `reasonaudio build --background/--snr/--room/--pitch`) instead of the clean mixer plus
+the Python room and bed: per-event pitch (the core's varispeed, extents unchanged), simulated
+shoebox rooms (`reasonaudio.scene.rooms`, pyroomacoustics, convolved per event by FFT in the core)
+and a bed (the core's white/pink/brown textures, or the drifting tilted noise below) whose gain
+makes the *tightest* event sit exactly at the drawn SNR over its dry extent, as a benchmark's
+`--snr` does. The rooms and textures are drawn from training seeds (`SCENE_SEED`), never the
+seeds a benchmark's scene uses (its build seed), so a benchmark's rooms and bed realisations are
+unheard.
+
 All draws come from numpy Generators seeded by (training seed, step), so a run is reproducible;
 the settings are stored in the model file (`training.config.augment`). Labels stay those of the
 dry events: reverberation tails and beds do not move an event's extent.
@@ -48,6 +59,13 @@ class AugmentConfig:
     wet_range: tuple[float, float] = (0.1, 0.6)
     overlap_fraction: float = 0.7  # share of overlap clips (benchmark default 0.4)
     overlap_probability: float = 0.8  # chance an overlap clip's event lies over the previous (planner default 0.5)
+    # "python": the clean mixer, then scene() below; "scene": the core's scene renderer (SceneBank)
+    renderer: str = "python"
+    pitch_probability: float = 0.0  # scene renderer: chance a clip's events are each pitch-shifted
+    pitch_semitones: tuple[float, float] = (-3.0, 3.0)
+    bed_kinds: tuple[str, ...] = ("white", "pink", "brown", "drift")
+    room_rt60_s: tuple[float, float] = (0.2, 0.9)  # scene renderer: simulated rooms (RT60 targets)
+    n_rooms: int = 12  # scene renderer: rooms in the bank (pyroomacoustics, drawn once per run)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -56,6 +74,14 @@ class AugmentConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "AugmentConfig":
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+    @classmethod
+    def core_scene(cls) -> "AugmentConfig":
+        """`--augment scene`: the recording variants without resampling (pitch is the scene
+        renderer's, per event), and every clip through the core's scene renderer: a bed in 85 %
+        of the clips at -5..30 dB SNR (the tightest event), a simulated room in 60 %."""
+        return cls(speed_probability=0.0, renderer="scene", pitch_probability=0.5, bed_probability=0.85,
+                   bed_snr_db=(-5.0, 30.0), room_probability=0.6)
 
     @classmethod
     def off(cls) -> "AugmentConfig":
@@ -202,3 +228,56 @@ def scene(mix: np.ndarray, active: np.ndarray, sr: int, cfg: AugmentConfig, rng:
         level = _rms_db(y[active]) - snr
         y = y + noise_bed(len(y), sr, rng) * np.float32(10 ** (level / 20))
     return y.astype(np.float32)
+
+
+SCENE_SEED = 2**40 + 0x5CE  # rooms and bed textures of training scenes (benchmarks use their build seed)
+BED_S = 60.0
+
+
+class SceneBank:
+    """The beds and rooms training scenes draw from, made once per run from SCENE_SEED: one
+    BED_S-second texture per kind (core noise, or `noise_bed`'s drifting tilt), at the core's
+    TEXTURE_RMS, and `n_rooms` simulated rooms with RT60 targets spread over `room_rt60_s`
+    (`reasonaudio.scene.rooms`, prepared by the core: aligned at the direct path, unit energy)."""
+
+    def __init__(self, sr: int, cfg: AugmentConfig):
+        self.sr, self.cfg = sr, cfg
+        n = int(BED_S * sr)
+        self.beds = []
+        for k, kind in enumerate(cfg.bed_kinds):
+            if kind == "drift":
+                bed = noise_bed(n, sr, np.random.default_rng([SCENE_SEED, k])) * np.float32(_core.TEXTURE_RMS)
+            else:
+                bed = np.asarray(_core.scene_noise(kind, n, SCENE_SEED, 0x7EA1 + k))
+            self.beds.append(np.ascontiguousarray(bed, dtype=np.float32))
+        self.rooms: list[np.ndarray] = []
+        if cfg.room_probability > 0 and cfg.n_rooms > 0:
+            from reasonaudio.scene.rooms import N_SIMULATED, load_rooms
+
+            calls = -(-cfg.n_rooms // N_SIMULATED)  # load_rooms simulates N_SIMULATED rooms per range and seed
+            edges = np.linspace(cfg.room_rt60_s[0], cfg.room_rt60_s[1], calls + 1)
+            for k in range(calls):
+                for room in load_rooms(f"simulated:{edges[k]:.3f},{edges[k + 1]:.3f}", sr, SCENE_SEED + k):
+                    self.rooms.append(np.ascontiguousarray(room.audio, dtype=np.float32))
+            self.rooms = self.rooms[: cfg.n_rooms]
+
+    def render(self, cols: dict, i: int, audio: np.ndarray, offsets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Clip i of a plan in a random scene (pitch, room, bed), through `_core.render_clip_scene`."""
+        cfg = self.cfg
+        ptr = cols["clip_event_ptr"].astype(np.int64)
+        s, e = int(ptr[i]), int(ptr[i + 1])
+        kwargs: dict = {}
+        if rng.random() < cfg.pitch_probability:
+            semis = rng.uniform(*cfg.pitch_semitones, e - s)
+            kwargs["ev_speed"] = np.array([_core.speed_for_semitones(float(x)) for x in semis], np.uint32)
+        if self.rooms and rng.random() < cfg.room_probability:
+            kwargs["room"] = self.rooms[int(rng.integers(len(self.rooms)))]
+        if self.beds and rng.random() < cfg.bed_probability:
+            bed = self.beds[int(rng.integers(len(self.beds)))]
+            kwargs.update(bed=bed, bed_start=int(rng.integers(len(bed))), snr_db=float(rng.uniform(*cfg.bed_snr_db)))
+        out = _core.render_clip_scene(
+            audio, offsets, cols["ev_atom"][s:e].astype(np.uint32), cols["ev_onset"][s:e].astype(np.int64),
+            cols["ev_length"][s:e].astype(np.int64), cols["ev_gain_db"][s:e].astype(np.float32),
+            int(cols["clip_length"][i]), self.sr, **kwargs,
+        )
+        return np.asarray(out["audio"], dtype=np.float32)

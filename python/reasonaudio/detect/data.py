@@ -20,7 +20,7 @@ import json
 import numpy as np
 
 from reasonaudio import _core
-from reasonaudio.detect.augment import AugmentConfig, scene, variant
+from reasonaudio.detect.augment import AugmentConfig, SceneBank, scene, variant
 
 TRAIN_SEED_BASE = 2**40
 VALID_SEED = 2**40 + 2**20
@@ -63,6 +63,7 @@ class MixtureSource:
         self.max_clip_s = max_clip_s
         self.plan = plan or {}
         self.params_json = self._params(len(set(library.labels)), len(library), {})
+        self._scene_bank: SceneBank | None = None
         self.exemplars: dict[int, list[int]] = {}
         for i, c in enumerate(self.label_of_atom):
             self.exemplars.setdefault(int(c), []).append(i)
@@ -126,6 +127,9 @@ class MixtureSource:
             starts = (rng.integers(0, room + 1) * self.hop_out).astype(np.int64)
             lengths = np.minimum(lengths, window)
         scene_rng = np.random.default_rng([seed, 0x5CE])
+        core_scene = augment is not None and augment.enabled and augment.renderer == "scene"
+        if core_scene and (self._scene_bank is None or self._scene_bank.cfg != augment):
+            self._scene_bank = SceneBank(self.sr, augment)
         n_max = int(lengths.max())
         j_max = n_frames(n_max)
         waves = np.zeros((n, n_max), np.float32)
@@ -134,8 +138,11 @@ class MixtureSource:
         centers = np.arange(j_max, dtype=np.int64) * self.hop_out
         for i in range(n):
             s0 = int(starts[i])
-            clip = self.render(cols, i, audio, offsets)[s0 : s0 + lengths[i]]
-            if augment is not None and augment.enabled:  # room and bed on the window only (cost)
+            if core_scene:  # pitch, room and bed by the core's scene renderer, then the window
+                clip = self._scene_bank.render(cols, i, audio, offsets, scene_rng)[s0 : s0 + lengths[i]]
+            else:
+                clip = self.render(cols, i, audio, offsets)[s0 : s0 + lengths[i]]
+            if augment is not None and augment.enabled and not core_scene:  # room and bed on the window only (cost)
                 active = np.zeros(len(clip), bool)
                 for k in range(ptr[i], ptr[i + 1]):
                     on = int(cols["ev_onset"][k]) - s0

@@ -57,7 +57,9 @@ class TrainConfig:
     checks: int = 8  # held-out evaluations during training; the best one is kept (model selection)
     # off by default: on the Debian pack (1,200 steps) it left the benchmark where it was (30.0 vs
     # 31.0% Avg Acc@1, 60 vs 58% two-option) and lowered the held-out-recordings frame F1 (0.34 vs
-    # 0.53) at 1.6x the step time; `--augment` turns it on
+    # 0.53) at 1.6x the step time; `--augment basic` turns it on. `--augment scene` (the scene
+    # renderer: AugmentConfig.core_scene) held Avg Acc@1 at 80.5 vs 62.5 % with a bed at 10 dB and a
+    # room but lost 11 points on clean audio at 2,000 steps (docs/detect.md), so it is not the default either
     augment: AugmentConfig = field(default_factory=AugmentConfig.off)
     front_end: str = "logmel"  # or "aisfx" (pretrained CNN embeddings beside the log-mel, detect.pretrained)
     max_seconds: float | None = None  # safety stop: exceeding it fails the run (no model is written)

@@ -49,7 +49,7 @@ class DetectModel(ScoringModel):
 
     def score(self, queries: QuerySet, clips: ClipSet) -> np.ndarray:
         from reasonaudio.detect.infer import detect
-        from reasonaudio.detect.rank import parse_queries, score_matrix
+        from reasonaudio.detect.rank import overlap_pairs, parse_queries, score_matrix
 
         # Queries first (cheap): a detector of another library parses none of them, and scored
         # 0.0% after detecting the whole corpus, with no word of why.
@@ -65,7 +65,8 @@ class DetectModel(ScoringModel):
                 "train a detector on that library (--model detect:LIBRARY)"
             )
         t0 = time.perf_counter()
-        self.index = detect(self.detector, list(clips.paths), list(clips.ids), device=self.device, progress=self.options.progress)
+        self.index = detect(self.detector, list(clips.paths), list(clips.ids), device=self.device, progress=self.options.progress,
+                            pairs=overlap_pairs(logics, self.detector.labels))
         self.detect_seconds = round(time.perf_counter() - t0, 2)
         return score_matrix(self.index, logics)
 

@@ -1,0 +1,111 @@
+"""Cheap ranking levers for the overlap task, measured on a development benchmark.
+
+    python benches/bench_detect_overlap.py DEV_BENCH --model MODEL.pt [--out levers.json]
+
+Run on a benchmark other than the one reported (e.g. `reasonaudio build --out dev --seed 7
+--clips 2000 --queries-per-task 40`): the lever is chosen here, then confirmed elsewhere. Detects
+once (keeping the median-filtered frame scores), then ranks the same detections several ways:
+
+- `votes 0.3/0.5/0.7`: the ranking before this lever (votes at 0.3/0.5/0.7, then the soft truth value);
+- `coactive soft`: the soft factor of `overlap A,B` is the highest frame-wise co-activation
+  max_t min(p_A(t), p_B(t)) instead of p_A p_B s(gap of the main events);
+- `soft only (overlap)`: overlap queries ranked by the soft value alone (votes ignored);
+- `coactive soft only (overlap)`: both;
+- `+ thresholds 0.1, 0.2`: the engine also votes at two low thresholds (a masked sound's
+  probability rarely reaches 0.3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from reasonaudio.detect.infer import EventIndex, detect
+from reasonaudio.detect.model import Detector
+from reasonaudio.detect.postprocess import events_of_clip
+from reasonaudio.detect.rank import engine_votes, main_events, overlap_pairs, parse_queries, soft_truth
+from reasonaudio.evaluation.run import evaluate
+from reasonaudio.io.benchmark import load_benchmark
+from reasonaudio.retrieval.base import ScoringModel
+
+SCHEMA = {"clip": pl.Int64, "label": pl.Int64, "onset_s": pl.Float64, "offset_s": pl.Float64, "confidence": pl.Float64, "gain_db": pl.Float64}
+
+
+class Fixed(ScoringModel):
+    def __init__(self, scores):
+        self.scores, self.spec = scores, "fixed"
+
+    def score(self, queries, clips):
+        return self.scores
+
+
+def with_thresholds(index: EventIndex, post, thresholds) -> EventIndex:
+    found = [[] for _ in thresholds]
+    for i, cid in enumerate(index.clip_ids):
+        p = index.scores[cid].astype(np.float32)  # already median-filtered
+        _, per_t = events_of_clip(p, index.frame_s, index.durations_s[i], replace(post, median_frames=1), list(thresholds))
+        for t, evs in enumerate(per_t):
+            for lab, on, off, conf in evs:
+                found[t].append((i, lab, on, off, conf, 0.0))
+    frames = [pl.DataFrame(e, schema=SCHEMA, orient="row") for e in found]
+    return EventIndex(**{**index.__dict__, "thresholds": tuple(thresholds), "events": frames, "operating": 0})
+
+
+def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool) -> np.ndarray:
+    label_index = {lab: i for i, lab in enumerate(index.labels)}
+    known = [i for i, lg in enumerate(logics) if lg is not None]
+    out = np.zeros((len(logics), len(index.clip_ids)), np.float32)
+    votes = engine_votes(index, [logics[i] for i in known])
+    on, off = main_events(index)
+    k = len(index.thresholds)
+    for row, q in enumerate(known):
+        logic = logics[q]
+        soft = soft_truth(logic, index.presence, on, off, label_index, index.coactive if coactive else None)
+        is_overlap = any("overlap" in c for c in logic["all"])
+        v = np.zeros_like(soft) if (soft_only_overlap and is_overlap) else votes[row]
+        out[q] = ((v + 0.999 * np.clip(soft, 0.0, 1.0)) / (k + 1)).astype(np.float32)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bench", type=Path)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    bench = load_benchmark(args.bench)
+    d = Detector.load(args.model)
+    t0 = time.perf_counter()
+    logics, _ = parse_queries(bench.queries["text"].to_list(), d.labels, d.phrases)
+    index = detect(d, bench.audio_paths(), bench.clips["clip_id"].to_list(), keep_scores=True, progress=False,
+                   pairs=overlap_pairs(logics, d.labels))
+    print(f"detection {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    index = with_thresholds(index, d.post, (0.3, 0.5, 0.7))
+    low = with_thresholds(index, d.post, (0.1, 0.2, 0.3, 0.5, 0.7))
+    rows = {}
+    for name, idx, co, so in [("votes 0.3/0.5/0.7", index, False, False), ("coactive soft", index, True, False),
+                              ("soft only (overlap)", index, False, True), ("coactive soft only (overlap)", index, True, True),
+                              ("+ thresholds 0.1, 0.2", low, False, False), ("+ thresholds 0.1, 0.2, coactive soft (shipped)", low, True, False)]:
+        r = evaluate(bench, Fixed(scores(idx, logics, co, so)), n_boot=0, progress=False)
+        acc = {t: round(100 * v["mean"], 1) for t, v in r.summary["acc@1"].items()}
+        two = {t: round(100 * v["mean"], 1) for t, v in r.two_option["accuracy"].items()}
+        rows[name] = {"acc@1": acc, "two_option": two}
+        print(f"{name:40s} Acc@1 {' '.join(f'{t} {v}' for t, v in acc.items())} | two-option Avg {two.get('Avg')}")
+    if args.out:
+        from reasonaudio.io.outputs import json_kind, write_output
+
+        fmt = "reasonaudio-detect-overlap-levers"
+        write_output(args.out, json_kind("overlap levers", fmt), json.dumps({"format": fmt, "bench": str(args.bench),
+                     "model": str(args.model), "rows": rows}, indent=2), inputs=[args.bench, args.model], force=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
