@@ -103,6 +103,7 @@ fn main() {
                         AudioFormat::Wav16,
                         &opts,
                         1,
+                        false,
                         Cancel::NEVER,
                     )
                     .unwrap();
@@ -113,7 +114,7 @@ fn main() {
         let t = Instant::now();
         for row in 0..clip.len() {
             let h = base.rooms.atom(rooms[clip[row] as usize] as usize).unwrap();
-            let x = &bank.atom(atom[row] as usize).unwrap()[..];
+            let x = bank.atom(atom[row] as usize).unwrap();
             let len = (length[row] as usize).min(x.len());
             out.resize(len + h.len() - 1, 0.0);
             conv.convolve(&x[..len], h, rooms[clip[row] as usize] as usize, &mut out);

@@ -669,9 +669,11 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_named() {
-        let mut params = PlanParams::default();
-        params.duration_bins = vec![(0.6, 1.4), (1.8, 3.0)];
-        params.duration_weights = vec![1.0, 1.0];
+        let params = PlanParams {
+            duration_bins: vec![(0.6, 1.4), (1.8, 3.0)],
+            duration_weights: vec![1.0, 1.0],
+            ..PlanParams::default()
+        };
         let err = plan_corpus(&params, &natives(20, 16_000), 1, 10, 0.4).unwrap_err();
         assert!(err.to_string().contains("duration bins 0 and 1"), "{err}");
         let err = plan_corpus(&PlanParams::default(), &natives(5, 16_000), 1, 10, 0.4).unwrap_err();
