@@ -10,7 +10,8 @@
 //! Gain: for every event i with energy `E_i` (its own signal after gain and room, over its dry
 //! extent) and bed energy `B_i` (the unit bed over the same samples), the bed at linear gain `b`
 //! gives `10·log10(E_i / (b² B_i))`. The largest `b` with every event at or above `s` is
-//! `min_i sqrt(E_i / (B_i 10^(s/10)))`. We aim at `s + SNR_HEADROOM_DB` and then re-measure on the
+//! `min_i sqrt(E_i / (B_i 10^(s/10)))`. (The renderer passes min(E_i, the events' sum's energy
+//! over the same extent), so sounds that cancel each other also stand s above the bed in the mix.) We aim at `s + SNR_HEADROOM_DB` and then re-measure on the
 //! f32 samples actually mixed, shrinking `b` until every event is at or above that aim, so the
 //! inequality holds exactly on the rendered stems and survives the limiter (one gain on the whole
 //! mix: the ratio is unchanged up to f32 rounding, ~1e-6 dB) and 16-bit quantisation (an error of

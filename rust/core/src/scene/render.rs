@@ -273,22 +273,28 @@ fn render_scene_into(
         bed::fill_bed_periodic(source, &periods[b as usize], scene.clip_bed_start[clip] as usize, curves, bed);
         let s = f64::from(scene.clip_snr_db[clip]);
         let bed_e: Vec<f64> = extents.iter().map(|&(a, z)| bed::energy(&bed[a..z])).collect();
-        let mut g = bed::bed_gain(energies, &bed_e, s) as f32;
+        // Overlapping sounds can cancel (two tones in opposite phase): over an event's extent the
+        // events' sum may hold less energy than the event alone. The bed is set so that both hold
+        // the SNR, the event's own signal (§5) and what a listener, or a checker without the stems,
+        // finds there (the mix minus the bed).
+        let limits: Vec<f64> =
+            energies.iter().zip(extents.iter()).map(|(&e, &(a, z))| e.min(bed::energy(&out[a..z]))).collect();
+        let mut g = bed::bed_gain(&limits, &bed_e, s) as f32;
         // Re-measure on the f32 samples actually mixed; the f32 rounding of the gain or of the
         // products can cost a few 1e-7 dB, so shrink until every event is at or above the aim.
         let aim = s + SNR_HEADROOM_DB;
         let mut snrs: Vec<f64> = Vec::with_capacity(extents.len());
         for _ in 0..64 {
             // Each figure is the energy of the bed samples as mixed (g · x rounded to f32), so the
-            // values reported are those of the final audio, not a model of it.
+            // values reported (each event's own SNR) are those of the final audio, not a model of it.
             snrs.clear();
-            snrs.extend(
-                extents
-                    .iter()
-                    .zip(energies.iter())
-                    .map(|(&(a, z), &e)| bed::snr_db(e, bed::scaled_energy(&bed[a..z], g))),
-            );
-            if snrs.iter().all(|&v| v >= aim) {
+            let mut held = true;
+            for ((&(a, z), &e), &limit) in extents.iter().zip(energies.iter()).zip(limits.iter()) {
+                let b = bed::scaled_energy(&bed[a..z], g);
+                held &= bed::snr_db(limit, b) >= aim;
+                snrs.push(bed::snr_db(e, b));
+            }
+            if held {
                 break;
             }
             g *= 1.0 - 1e-5;
@@ -568,6 +574,37 @@ mod tests {
                     assert_eq!(r.audio[j], r.bed[j] * r.stats.gain);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn sounds_that_cancel_still_stand_above_the_bed_in_the_mix() {
+        // Two overlapping events of a tone and its negation: over the second one's extent the mix
+        // holds far less energy than either sound alone; the SNR must hold there too (the mix minus
+        // the bed), not only on each event's own stem.
+        let mut audio: Vec<f32> = (0..8000).map(|i| 0.5 * (i as f32 * 0.05).sin()).collect();
+        audio.extend((0..8000).map(|i| -0.45 * (i as f32 * 0.05).sin()));
+        let bank = AtomBank::new(&audio, &[0, 8000, 16_000]).unwrap();
+        let evs = [
+            EventSpan { atom: 0, onset: 2000, length: 8000, gain_db: 0.0 },
+            EventSpan { atom: 1, onset: 4000, length: 4000, gain_db: 0.0 },
+        ];
+        let (beds_audio, beds_off) = bed_bank();
+        let scene = SceneColumns {
+            beds: AtomBank::new(&beds_audio, &beds_off).unwrap(),
+            rooms: AtomBank::new(&[], &[0]).unwrap(),
+            clip_bed: &[0],
+            clip_bed_start: &[123],
+            clip_snr_db: &[10.0],
+            clip_room: &[-1],
+            ev_speed: &[],
+        };
+        let r = render_clip_scene(&bank, &evs, &[], 14_000, &scene, &MixOptions::default()).unwrap();
+        for ev in &evs {
+            let (a, z) = (ev.onset as usize, (ev.onset + ev.length) as usize);
+            let mix: Vec<f32> = (a..z).map(|j| r.event_stems.iter().map(|s| s[j]).sum()).collect();
+            let got = 10.0 * (bed::energy(&mix) / bed::energy(&r.bed[a..z])).log10();
+            assert!(got >= 10.0, "the mix over [{a}, {z}) is {got} dB above the bed");
         }
     }
 
