@@ -87,6 +87,11 @@ def select_split(library, split: str):
     return library.subset(keep)
 
 
+def markdown_cell(text: str) -> str:
+    """One cell of a markdown table: pipes escaped, line breaks flattened, '-' when empty."""
+    return str(text).replace("|", "\\|").replace("\n", " ") or "-"
+
+
 def attribution_markdown(library, used: npt.NDArray[np.int64], title: str) -> str:
     """ATTRIBUTION.md: every recording the benchmark's clips use, with license, source and author."""
     used_set = sorted(set(int(i) for i in used))
@@ -100,14 +105,11 @@ def attribution_markdown(library, used: npt.NDArray[np.int64], title: str) -> st
         "|---|---|---|---|---|",
     ]
 
-    def cell(text: str) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ") or "-"
-
     for i in used_set:
         credit = library.attributions[i] if library.attributions else ""
         lines.append(
-            f"| {cell(library.atom_ids[i])} | {cell(library.labels[i])} | {cell(library.licenses[i])} | "
-            f"{cell(library.sources[i])} | {cell(credit)} |"
+            f"| {markdown_cell(library.atom_ids[i])} | {markdown_cell(library.labels[i])} | {markdown_cell(library.licenses[i])} | "
+            f"{markdown_cell(library.sources[i])} | {markdown_cell(credit)} |"
         )
     licenses: dict[str, int] = {}
     for i in used_set:
@@ -116,9 +118,10 @@ def attribution_markdown(library, used: npt.NDArray[np.int64], title: str) -> st
     return "\n".join(lines)
 
 
-def write_attribution(root: Path, library, used: npt.NDArray[np.int64]) -> Path:
+def write_attribution(root: Path, library, used: npt.NDArray[np.int64], extra: str = "") -> Path:
+    """ATTRIBUTION.md of a benchmark; `extra` (markdown) follows the atoms' table (the beds of a scene)."""
     path = root / "ATTRIBUTION.md"
-    path.write_text(attribution_markdown(library, used, "this benchmark"))
+    path.write_text(attribution_markdown(library, used, "this benchmark") + extra)
     return path
 
 

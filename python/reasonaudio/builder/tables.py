@@ -14,6 +14,7 @@ import polars as pl
 from reasonaudio import _core
 from reasonaudio._core import __version__
 from reasonaudio.atoms import recordings_used, write_attribution
+from reasonaudio.atoms.exemplars import markdown_cell
 from reasonaudio.builder.plan import BuildPlan
 from reasonaudio.contract import (
     BEIR_CORPUS,
@@ -96,10 +97,8 @@ def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame]
             if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
                 write_dcase(root, plan, tables["events"])
         write_beir(root, plan, tables["qrels"])
-        attribution = write_attribution(root, plan.library, plan.final["ev_atom"])
-        if plan.scene is not None and plan.scene.beds:  # type: ignore[attr-defined]
-            with open(attribution, "a", encoding="utf-8") as fh:
-                fh.write(_beds_attribution(plan.scene.beds))  # type: ignore[attr-defined]
+        beds = plan.scene.beds if plan.scene is not None else []  # type: ignore[attr-defined]
+        write_attribution(root, plan.library, plan.final["ev_atom"], _beds_attribution(beds) if beds else "")
     else:
         clips = clips_table(plan, peaks, gains)
         clips.write_parquet(root / "clips.parquet", compression="zstd", statistics=False)
@@ -292,9 +291,9 @@ def scene_tables(plan: BuildPlan, clips: pl.DataFrame, events: pl.DataFrame) -> 
 
 def _beds_attribution(beds) -> str:
     """ATTRIBUTION.md's section for the background beds (their licenses travel with the audio too)."""
-    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ") or "-"  # noqa: E731
     lines = ["", "## Background beds", "", "| background_id | label | license | source | attribution |", "|---|---|---|---|---|"]
-    lines += [f"| {cell(b.background_id)} | {cell(b.label)} | {cell(b.license)} | {cell(b.source)} | {cell(b.attribution)} |" for b in beds]
+    lines += ["| " + " | ".join(markdown_cell(x) for x in (b.background_id, b.label, b.license, b.source, b.attribution)) + " |"
+              for b in beds]
     return "\n".join(lines) + "\n"
 
 
