@@ -2,6 +2,7 @@
 
     python benches/bench_scene.py [--clips 10000] [--queries-per-task 200] [--threads 0] [--rounds 2]
         [--background noise:pink] [--snr 10,10] [--room simulated:0.3,0.6]
+        [--pitch LO,HI] [--stretch LO,HI] [--varispeed LO,HI]      (`--background none`, `--room none`: without)
 
 Builds the same configuration clean and with the scene, interleaved round by round (clean, scene,
 clean, scene, ...), each into a temporary directory deleted right after, and prints min and median
@@ -35,8 +36,16 @@ def main() -> None:
     ap.add_argument("--background", default="noise:pink")
     ap.add_argument("--snr", default="10,10")
     ap.add_argument("--room", default="simulated:0.3,0.6")
+    ap.add_argument("--pitch", default=None, help="per-event pitch shift range, semitones (Signalsmith Stretch)")
+    ap.add_argument("--stretch", default=None, help="per-event time-stretch range (Signalsmith Stretch)")
+    ap.add_argument("--varispeed", default=None, help="per-event varispeed range, semitones")
     args = ap.parse_args()
-    scene = SceneConfig.from_options(args.background, args.snr, args.room, None).recorded()
+    bed = None if args.background == "none" else args.background
+    room = None if args.room == "none" else args.room
+    scene = SceneConfig.from_options(bed, args.snr if bed else None, room, args.pitch, args.stretch, args.varispeed).recorded()
+    what = " + ".join(x for x in (
+        f"{bed} at {args.snr} dB" if bed else "", room or "", f"pitch {args.pitch}" if args.pitch else "",
+        f"stretch {args.stretch}" if args.stretch else "", f"varispeed {args.varispeed}" if args.varispeed else "") if x)
     base = dict(clips=args.clips, queries_per_task=args.queries_per_task, threads=args.threads)
     tmp = Path(tempfile.mkdtemp(prefix="bench-scene-"))
     os.environ["REASONAUDIO_CACHE"] = str(tmp / "cache")  # cold: the first scene build simulates its rooms
@@ -54,7 +63,7 @@ def main() -> None:
         c_min, c_med = min(clean), statistics.median(clean)
         print(f"{args.clips} clips, {args.rounds} rounds interleaved; load average {min(loads):.1f}..{max(loads):.1f}")
         print(f"  clean build:                     min {c_min:6.1f} s  median {c_med:6.1f} s")
-        print(f"  {args.background} at {args.snr} dB + {args.room}:")
+        print(f"  {what}:")
         print(f"    first (rooms simulated):       {scene_t[0]:6.1f} s  ratio {scene_t[0] / c_min:.2f}x the clean min")
         if len(scene_t) > 1:
             warm = scene_t[1:]

@@ -34,7 +34,7 @@ def _failed(report) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def bed_build(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("scene") / "bed"
-    build(out, BuildConfig(**SMALL, scene={**BED, "pitch_semitones": [-2.0, 2.0]}), progress=False)
+    build(out, BuildConfig(**SMALL, scene={**BED, "pitch_semitones": [-2.0, 2.0], "stretch": [0.8, 1.25]}), progress=False)
     return out
 
 
@@ -46,7 +46,11 @@ def test_bed_build_is_v3_and_validates(bed_build):
     clips = pl.read_parquet(bed_build / "clips.parquet")
     assert clips["background_snr_db"].to_list() == [10.0] * clips.height
     ev = pl.read_parquet(bed_build / "events.parquet")
-    assert ev["pitch_semitones"].abs().max() <= 2.1 and (ev["stretch"] != 1.0).any()
+    pitch, stretch = ev["pitch_semitones"].to_numpy(), ev["stretch"].to_numpy()
+    assert np.abs(pitch).max() <= 2.0 and pitch.std() > 0.5
+    assert stretch.min() >= 0.8 and stretch.max() <= 1.25 and stretch.std() > 0.05
+    # independent: the stretch is not the varispeed's 2^(-pitch/12)
+    assert np.abs(stretch - 2 ** (-pitch / 12)).max() > 0.1
     snr = pl.read_parquet(bed_build / "scene_events.parquet")["snr_db"].to_numpy()
     assert snr.min() >= 10.0 and abs(snr.min() - 10.01) < 0.1
     report = validate_benchmark(bed_build)
@@ -110,6 +114,9 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         (["--room", "simulated:0.01,0.3"], "within 0.05..3"),
         (["--room", "simulated:1.2,1.5"], "breaks the duration threshold"),
         (["--pitch=-30,0"], "within -12..12"),
+        (["--stretch", "0.3,1"], "within 0.5..2"),
+        (["--stretch", "1,nan"], "--stretch '1,nan'"),
+        (["--varispeed", "13"], "within -12..12"),
     ],
 )
 def test_bad_scene_inputs_are_one_line_and_write_nothing(tmp_path, extra, message):
@@ -216,3 +223,30 @@ def test_clips_crowded_with_events_and_tails_validate(tmp_path):
     assert not _failed(report), _failed(report)
     notes = " ".join(n for c in report.checks if c.name == "scene.bed_alone" for n in c.notes)
     assert "samples outside their events and tails" in notes
+
+
+def test_varispeed_moves_pitch_and_length_together_and_pitch_shift_keeps_the_length(tmp_path):
+    """--varispeed: the recorded stretch is 2^(-pitch/12) (tape speed); --pitch alone keeps stretch 1;
+    both render the same clips' meaning (events, qrels) as the dry build."""
+    from reasonaudio import _core
+
+    dry, tape, shifted = tmp_path / "dry", tmp_path / "tape", tmp_path / "shifted"
+    build(dry, BuildConfig(**SMALL), progress=False)
+    build(tape, BuildConfig(**SMALL, scene={"varispeed_semitones": [-3.0, 3.0]}), progress=False)
+    build(shifted, BuildConfig(**SMALL, scene={"pitch_semitones": [-3.0, 3.0]}), progress=False)
+    ev = pl.read_parquet(tape / "events.parquet")
+    p, s = ev["pitch_semitones"].to_numpy(), ev["stretch"].to_numpy()
+    assert p.std() > 0.5 and np.allclose(s, 2 ** (-p / 12), atol=1e-5)
+    ev2 = pl.read_parquet(shifted / "events.parquet")
+    assert ev2["pitch_semitones"].std() > 0.5 and (ev2["stretch"] == 1.0).all()
+    for b in (tape, shifted):
+        assert _sha(b / "qrels.parquet") == _sha(dry / "qrels.parquet")
+        report = validate_benchmark(b)
+        assert not _failed(report), _failed(report)
+    # The shifted exemplar is the core's shift_stretch of the atom: a 440 Hz tone moves by the cents asked.
+    sr = 16000
+    x = (0.5 * np.sin(2 * np.pi * 440 * np.arange(sr) / sr)).astype(np.float32)
+    y = _core.shift_stretch(x, -500, 1000, sr)
+    mid = y[sr // 4: 3 * sr // 4]
+    hz = np.count_nonzero(np.diff(np.signbit(mid))) / 2 / (len(mid) / sr)
+    assert len(y) == sr and abs(hz - 440 * 2 ** (-5 / 12)) < 4, hz

@@ -14,8 +14,12 @@ import numpy.typing as _npt
 
 __version__: str
 __all__ = [
+    "PITCH_MAX_CENTS",
     "SNR_HEADROOM_DB",
     "SPEED_DEN",
+    "STRETCH_DEN",
+    "STRETCH_MAX",
+    "STRETCH_MIN",
     "TEXTURE_RMS",
     "__version__",
     "annotate_csr",
@@ -43,6 +47,8 @@ __all__ = [
     "speed_for_semitones",
     "speed_info",
     "speed_len",
+    "shift_stretch",
+    "stretch_len",
     "varispeed",
 ]
 
@@ -216,9 +222,15 @@ def finish_atom(x: _npt.NDArray[_np.float32], sample_rate: int) -> _npt.NDArray[
 # Beds are unit-level sources; the renderer picks ONE bed gain per clip so that every event's
 # 10*log10(E_event / E_bed) over its dry extent is >= snr_db + SNR_HEADROOM_DB (E_event: the
 # event's own signal after gain, speed and room). Rooms are responses prepared by room_prepare.
-# Speeds are integers over SPEED_DEN (pitch and tempo together: varispeed). Bad inputs: MixError.
+# Speeds are integers over SPEED_DEN (pitch and tempo together: varispeed); independent pitch
+# shifts are whole cents (|c| <= PITCH_MAX_CENTS) and stretches integers over STRETCH_DEN in
+# [STRETCH_MIN, STRETCH_MAX] (Signalsmith Stretch). Bad inputs: MixError.
 
 SPEED_DEN: int
+STRETCH_DEN: int
+STRETCH_MIN: int
+STRETCH_MAX: int
+PITCH_MAX_CENTS: int
 SNR_HEADROOM_DB: float
 TEXTURE_RMS: float
 
@@ -247,6 +259,13 @@ def speed_len(n: int, k: int) -> int:
 def varispeed(x: _npt.NDArray[_np.float32], k: int) -> _npt.NDArray[_np.float32]:
     """x played at speed k / SPEED_DEN: exactly speed_len(len(x), k) samples."""
 
+def shift_stretch(x: _npt.NDArray[_np.float32], cents: int, stretch: int, sample_rate: int) -> _npt.NDArray[_np.float32]:
+    """x transposed by `cents` (length kept) and stretched by stretch / STRETCH_DEN (pitch kept),
+    through Signalsmith Stretch: exactly stretch_len(len(x), stretch) samples; deterministic."""
+
+def stretch_len(n: int, stretch: int) -> int:
+    """round(n * stretch / STRETCH_DEN), ties to even: the length of n samples stretched."""
+
 def render_corpus_scene(
     atom_audio: _npt.NDArray[_np.float32],
     atom_offsets: _npt.NDArray[_np.uint64],
@@ -273,8 +292,11 @@ def render_corpus_scene(
     ceiling: float = 0.98,
     threads: int = 0,
     sha256: bool = False,
+    ev_pitch_cents: _npt.NDArray[_np.int32] | None = None,
+    ev_stretch: _npt.NDArray[_np.uint32] | None = None,
 ) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
-    """render_corpus in a scene. clip_bed / clip_room: -1 for none; ev_speed: empty for unchanged.
+    """render_corpus in a scene. clip_bed / clip_room: -1 for none; ev_speed: empty for unchanged;
+    ev_pitch_cents / ev_stretch: None for unchanged (applied after the varispeed).
     Returns {"peak", "gain", "bed_gain"} per clip and {"ev_snr_db"} per event (+inf without a bed),
     and with sha256=True "sha256": every file's hex sha256.
     A clip without bed, room or speed change gets render_corpus's bytes."""
@@ -296,6 +318,8 @@ def render_clip_scene(
     fade_ms: float = 5.0,
     crossfade_ms: float = 50.0,
     ceiling: float = 0.98,
+    ev_pitch_cents: _npt.NDArray[_np.int32] | None = None,
+    ev_stretch: _npt.NDArray[_np.uint32] | None = None,
 ) -> dict[str, object]:
     """One clip with stems: {"audio", "events" (n_events x clip_length, each event's own wet
     signal before the limiter), "bed" (at its gain, before the limiter), "peak", "gain",

@@ -230,6 +230,6 @@ def attach_scene(plan: BuildPlan, assets) -> None:
     plan.scene = assets
     plan.draws = draw(
         plan.config.seed, plan.final["clip_event_ptr"], [len(b.audio) for b in assets.beds], cfg.snr_db,
-        len(assets.rooms), cfg.pitch_semitones,
+        len(assets.rooms), cfg.varispeed_semitones, cfg.pitch_semitones, cfg.stretch,
     )
 

@@ -69,6 +69,8 @@ def render_range(
                 bed_audio, bed_offsets, draws.clip_bed, draws.clip_bed_start, draws.clip_snr_db,
                 room_audio, room_offsets, draws.clip_room, draws.ev_speed,
                 format=audio_format, threads=threads, sha256=sha256,
+                ev_pitch_cents=draws.ev_pitch_cents if draws.ev_pitch_cents.size else None,
+                ev_stretch=draws.ev_stretch if draws.ev_stretch.size else None,
             )
         if remote:
             fs, path = storage.open_fs(audio_root)

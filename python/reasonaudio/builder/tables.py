@@ -250,12 +250,17 @@ def scene_tables(plan: BuildPlan, clips: pl.DataFrame, events: pl.DataFrame) -> 
     )
     del has_room
     n_ev = events.height
+    # An event's pitch and stretch compose: its varispeed's, then its shift's and stretch's.
+    pitch, stretch = np.zeros(n_ev), np.ones(n_ev)
     if d.ev_speed.size:  # type: ignore[attr-defined]
         info = {int(k): _core.speed_info(int(k)) for k in np.unique(d.ev_speed)}  # type: ignore[attr-defined]
-        pitch = np.array([info[int(k)][0] for k in d.ev_speed]).round(4)  # type: ignore[attr-defined]
-        stretch = np.array([info[int(k)][1] for k in d.ev_speed]).round(6)  # type: ignore[attr-defined]
-    else:
-        pitch, stretch = np.zeros(n_ev), np.ones(n_ev)
+        pitch = pitch + np.array([info[int(k)][0] for k in d.ev_speed])  # type: ignore[attr-defined]
+        stretch = stretch * np.array([info[int(k)][1] for k in d.ev_speed])  # type: ignore[attr-defined]
+    if d.ev_pitch_cents.size:  # type: ignore[attr-defined]
+        pitch = pitch + d.ev_pitch_cents / 100.0  # type: ignore[attr-defined]
+    if d.ev_stretch.size:  # type: ignore[attr-defined]
+        stretch = stretch * (d.ev_stretch / _core.STRETCH_DEN)  # type: ignore[attr-defined]
+    pitch, stretch = pitch.round(4) + 0.0, stretch.round(6)
     events = events.with_columns(pl.Series("pitch_semitones", pitch, pl.Float64), pl.Series("stretch", stretch, pl.Float64))
     snr = report["ev_snr_db"].astype(np.float64) if report is not None else np.full(n_ev, np.inf)
     scene_events = pl.DataFrame({

@@ -96,7 +96,11 @@ def add_scene_options(p) -> None:
     g.add_argument("--room", default=None, metavar="SPEC",
                    help="simulated:RT60_LO,RT60_HI (pyroomacoustics, reasonaudio[scene]) or a directory of impulse responses")
     g.add_argument("--pitch", default=None, metavar="LO,HI",
-                   help="per-event pitch shift in semitones (varispeed: the event's tempo follows)")
+                   help="per-event pitch shift in semitones, -12..12, the exemplar's length kept (Signalsmith Stretch)")
+    g.add_argument("--stretch", default=None, metavar="LO,HI",
+                   help="per-event time stretch, the factor on the exemplar's length, 0.5..2, its pitch kept (Signalsmith Stretch)")
+    g.add_argument("--varispeed", default=None, metavar="LO,HI",
+                   help="per-event tape-speed change in semitones, -12..12: pitch and length move together (cheaper)")
     g.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB (the planner's gain_db; default -6,0)")
     g.add_argument("--annotations", action="store_true", help="with a scene: also write strong_labels.tsv (DCASE) and jams/<clip>.jams")
 
@@ -104,10 +108,10 @@ def add_scene_options(p) -> None:
 def scene_of(args: argparse.Namespace) -> dict | None:
     from reasonaudio.scene import SceneConfig
 
-    cfg = SceneConfig.from_options(args.background, args.snr, args.room, args.pitch)
+    cfg = SceneConfig.from_options(args.background, args.snr, args.room, args.pitch, args.stretch, args.varispeed)
     if cfg.is_empty:
         if args.annotations:
-            raise UserError("--annotations writes scene annotations: give --background, --room or --pitch")
+            raise UserError("--annotations writes scene annotations: give --background, --room, --pitch, --stretch or --varispeed")
         return None
     rec = cfg.recorded()
     if args.annotations:

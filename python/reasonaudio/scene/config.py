@@ -9,8 +9,11 @@ from reasonaudio.contract import RT60_RANGE_S, SNR_RANGE_DB
 from reasonaudio.errors import UserError
 
 TEXTURES = ("white", "pink", "brown")
-#: --pitch: at most an octave either way (the varispeed's range).
+#: --pitch and --varispeed: at most an octave either way.
 PITCH_RANGE = (-12.0, 12.0)
+#: --stretch: the factor on an exemplar's length, half to twice (Signalsmith Stretch keeps its
+#: phases coherent up to 2x; beyond, it randomises them).
+STRETCH_RANGE = (0.5, 2.0)
 
 
 def parse_range(text: str, option: str, bounds: tuple[float, float], unit: str) -> tuple[float, float]:
@@ -34,15 +37,20 @@ def parse_range(text: str, option: str, bounds: tuple[float, float], unit: str) 
 @dataclass(frozen=True)
 class SceneConfig:
     """--background noise:pink|brown|white or DIR; --snr LO,HI (dB); --room simulated:RT60_LO,RT60_HI or DIR;
-    --pitch LO,HI (semitones, varispeed: the event's tempo follows its pitch)."""
+    --pitch LO,HI (semitones, the length kept) and --stretch LO,HI (factor on the length, the pitch
+    kept), both through Signalsmith Stretch; --varispeed LO,HI (semitones, tape-style: the length
+    follows the pitch, through the core's resampler)."""
 
     background: str | None = None
     snr_db: tuple[float, float] | None = None
     room: str | None = None
     pitch_semitones: tuple[float, float] | None = None
+    stretch: tuple[float, float] | None = None
+    varispeed_semitones: tuple[float, float] | None = None
 
     @staticmethod
-    def from_options(background: str | None, snr: str | None, room: str | None, pitch: str | None) -> SceneConfig:
+    def from_options(background: str | None, snr: str | None, room: str | None, pitch: str | None,
+                     stretch: str | None = None, varispeed: str | None = None) -> SceneConfig:
         if snr is not None and background is None:
             raise UserError("--snr sets the level of a background bed: give --background too")
         if background is not None and snr is None:
@@ -52,6 +60,8 @@ class SceneConfig:
             snr_db=parse_range(snr, "--snr", SNR_RANGE_DB, "dB") if snr is not None else None,
             room=room,
             pitch_semitones=parse_range(pitch, "--pitch", PITCH_RANGE, "semitones") if pitch is not None else None,
+            stretch=parse_range(stretch, "--stretch", STRETCH_RANGE, "(factor on the length)") if stretch is not None else None,
+            varispeed_semitones=parse_range(varispeed, "--varispeed", PITCH_RANGE, "semitones") if varispeed is not None else None,
         )
         cfg.check()
         return cfg
@@ -60,19 +70,27 @@ class SceneConfig:
     def from_recorded(d: dict | None) -> SceneConfig | None:
         if d is None:
             return None
+
+        def pair(key: str) -> tuple[float, float] | None:
+            v = d.get(key)
+            return (float(v[0]), float(v[1])) if v is not None else None
+
         return SceneConfig(
-            background=d.get("background"),
-            snr_db=tuple(d["snr_db"]) if d.get("snr_db") is not None else None,  # type: ignore[arg-type]
-            room=d.get("room"),
-            pitch_semitones=tuple(d["pitch_semitones"]) if d.get("pitch_semitones") is not None else None,  # type: ignore[arg-type]
+            background=d.get("background"), snr_db=pair("snr_db"), room=d.get("room"),
+            pitch_semitones=pair("pitch_semitones"), stretch=pair("stretch"), varispeed_semitones=pair("varispeed_semitones"),
         )
 
     def recorded(self) -> dict:
+        def listed(v: tuple[float, float] | None) -> list[float] | None:
+            return list(v) if v else None
+
         return {
             "background": self.background,
-            "snr_db": list(self.snr_db) if self.snr_db else None,
+            "snr_db": listed(self.snr_db),
             "room": self.room,
-            "pitch_semitones": list(self.pitch_semitones) if self.pitch_semitones else None,
+            "pitch_semitones": listed(self.pitch_semitones),
+            "stretch": listed(self.stretch),
+            "varispeed_semitones": listed(self.varispeed_semitones),
         }
 
     def check(self) -> None:
@@ -85,7 +103,8 @@ class SceneConfig:
 
     @property
     def is_empty(self) -> bool:
-        return self.background is None and self.room is None and self.pitch_semitones is None
+        return (self.background is None and self.room is None and self.pitch_semitones is None
+                and self.stretch is None and self.varispeed_semitones is None)
 
 
 def rt60_range(spec: str) -> tuple[float, float]:

@@ -72,6 +72,9 @@ fn main() {
         clip_snr_db: &snr,
         clip_room: &none,
         ev_speed: &[],
+        ev_pitch_cents: &[],
+        ev_stretch: &[],
+        sample_rate: SR,
     };
     let variants = [
         ("clean (render_corpus)", None),

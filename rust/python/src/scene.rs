@@ -1,5 +1,5 @@
 //! Bindings of `reasonaudio_core::scene`: noise textures, room responses (preparation, `tail_s`,
-//! FFT convolution), varispeed, and rendering in a scene (`render_corpus_scene`,
+//! FFT convolution), varispeed, independent pitch shift / time stretch, and rendering in a scene (`render_corpus_scene`,
 //! `render_clip_scene`). Heavy work runs with the GIL released; `render_corpus_scene` stops on
 //! Ctrl-C between clips. Bad inputs raise `MixError` (a `ValueError`) naming clip, row or option.
 use std::path::PathBuf;
@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use reasonaudio_core::cancel::Cancel;
 use reasonaudio_core::mix::{AtomBank, EventColumns, EventSpan};
 use reasonaudio_core::scene::render::{self, SceneColumns};
-use reasonaudio_core::scene::{bed, room, stretch};
+use reasonaudio_core::scene::{bed, room, shift, stretch};
 use reasonaudio_core::wav::AudioFormat;
 
 use crate::errors::{interruptible, AudioWriteError, MixError};
@@ -100,6 +100,38 @@ fn varispeed<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, k: u32) -> PyResult<Bo
     Ok(out.into_pyarray_bound(py))
 }
 
+/// `x` transposed by `cents` (its length kept) and stretched by `stretch / STRETCH_DEN` (its pitch
+/// kept) through Signalsmith Stretch: exactly stretch_len(len(x), stretch) samples.
+#[pyfunction]
+#[pyo3(signature = (x, cents, stretch, sample_rate))]
+fn shift_stretch<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    cents: i32,
+    stretch: u32,
+    sample_rate: u32,
+) -> PyResult<Bound<'py, PyArray1<f32>>> {
+    let x = column::<f32>(x, "x", "float32")?;
+    let xs = x.as_slice()?;
+    let out = py.allow_threads(|| shift::shift_stretch(xs, cents, stretch, sample_rate)).map_err(value_error)?;
+    Ok(out.into_pyarray_bound(py))
+}
+
+/// Length of `n` samples stretched by `stretch / STRETCH_DEN`: round(n * stretch / STRETCH_DEN), ties to even.
+#[pyfunction]
+fn stretch_len(n: usize, stretch: u32) -> PyResult<usize> {
+    shift::check(0, stretch).map_err(value_error)?;
+    Ok(shift::stretch_len(n, stretch))
+}
+
+fn optional<'py, T: numpy::Element>(
+    x: Option<&Bound<'py, PyAny>>,
+    name: &str,
+    dtype: &str,
+) -> PyResult<Option<numpy::PyReadonlyArray1<'py, T>>> {
+    x.map(|v| column::<T>(v, name, dtype)).transpose()
+}
+
 fn bank<'a>(audio: &'a [f32], offsets: &'a [u64]) -> PyResult<AtomBank<'a>> {
     AtomBank::new(audio, offsets).map_err(value_error)
 }
@@ -114,7 +146,7 @@ fn bank<'a>(audio: &'a [f32], offsets: &'a [u64]) -> PyResult<AtomBank<'a>> {
 #[pyo3(signature = (atom_audio, atom_offsets, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, clip_lengths,
     paths, sample_rate, bed_audio, bed_offsets, clip_bed, clip_bed_start, clip_snr_db, room_audio, room_offsets,
     clip_room, ev_speed, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0,
-    sha256 = false))]
+    sha256 = false, ev_pitch_cents = None, ev_stretch = None))]
 #[allow(clippy::too_many_arguments)]
 fn render_corpus_scene<'py>(
     py: Python<'py>,
@@ -143,6 +175,8 @@ fn render_corpus_scene<'py>(
     ceiling: f32,
     threads: usize,
     sha256: bool,
+    ev_pitch_cents: Option<&Bound<'py, PyAny>>,
+    ev_stretch: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
@@ -161,6 +195,8 @@ fn render_corpus_scene<'py>(
     let room_offsets = column::<u64>(room_offsets, "room_offsets", "uint64")?;
     let clip_room = column::<i32>(clip_room, "clip_room", "int32")?;
     let ev_speed = column::<u32>(ev_speed, "ev_speed", "uint32")?;
+    let ev_cents = optional::<i32>(ev_pitch_cents, "ev_pitch_cents", "int32")?;
+    let ev_stretch = optional::<u32>(ev_stretch, "ev_stretch", "uint32")?;
     let format: AudioFormat = format.parse().map_err(value_error)?;
     let (sr, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
 
@@ -180,6 +216,15 @@ fn render_corpus_scene<'py>(
         clip_snr_db: clip_snr_db.as_slice()?,
         clip_room: clip_room.as_slice()?,
         ev_speed: ev_speed.as_slice()?,
+        ev_pitch_cents: match &ev_cents {
+            Some(c) => c.as_slice()?,
+            None => &[],
+        },
+        ev_stretch: match &ev_stretch {
+            Some(c) => c.as_slice()?,
+            None => &[],
+        },
+        sample_rate: sr,
     };
     let lens = lens.as_slice()?;
     let report = interruptible(py, |flag| {
@@ -219,7 +264,7 @@ fn render_corpus_scene<'py>(
 #[pyfunction]
 #[pyo3(signature = (atom_audio, atom_offsets, ev_atom, ev_onset, ev_length, ev_gain_db, clip_length, sample_rate,
     bed = None, bed_start = 0, snr_db = 0.0, room = None, ev_speed = None, fade_ms = 5.0, crossfade_ms = 50.0,
-    ceiling = 0.98))]
+    ceiling = 0.98, ev_pitch_cents = None, ev_stretch = None))]
 #[allow(clippy::too_many_arguments)]
 fn render_clip_scene<'py>(
     py: Python<'py>,
@@ -239,6 +284,8 @@ fn render_clip_scene<'py>(
     fade_ms: f64,
     crossfade_ms: f64,
     ceiling: f32,
+    ev_pitch_cents: Option<&Bound<'py, PyAny>>,
+    ev_stretch: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
@@ -249,7 +296,9 @@ fn render_clip_scene<'py>(
     let bed = bed.map(|b| column::<f32>(b, "bed", "float32")).transpose()?;
     let room = room.map(|r| column::<f32>(r, "room", "float32")).transpose()?;
     let speeds = ev_speed.map(|s| column::<u32>(s, "ev_speed", "uint32")).transpose()?;
-    let (_, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
+    let ev_cents = optional::<i32>(ev_pitch_cents, "ev_pitch_cents", "int32")?;
+    let ev_stretch = optional::<u32>(ev_stretch, "ev_stretch", "uint32")?;
+    let (sr, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
     let atoms = bank(audio.as_slice()?, offsets.as_slice()?)?;
     let (atom, onset, length, gain_db) = (atom.as_slice()?, onset.as_slice()?, length.as_slice()?, gain_db.as_slice()?);
     let n = atom.len();
@@ -287,6 +336,15 @@ fn render_clip_scene<'py>(
         clip_snr_db: &[snr_db],
         clip_room: &clip_room,
         ev_speed: &[],
+        ev_pitch_cents: match &ev_cents {
+            Some(c) => c.as_slice()?,
+            None => &[],
+        },
+        ev_stretch: match &ev_stretch {
+            Some(c) => c.as_slice()?,
+            None => &[],
+        },
+        sample_rate: sr,
     };
     let r = py
         .allow_threads(|| render::render_clip_scene(&atoms, &events, speed_slice, clip_length, &scene, &opts))
@@ -310,6 +368,10 @@ fn render_clip_scene<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SPEED_DEN", stretch::SPEED_DEN)?;
+    m.add("STRETCH_DEN", shift::STRETCH_DEN)?;
+    m.add("STRETCH_MIN", shift::STRETCH_MIN)?;
+    m.add("STRETCH_MAX", shift::STRETCH_MAX)?;
+    m.add("PITCH_MAX_CENTS", shift::PITCH_MAX_CENTS)?;
     m.add("SNR_HEADROOM_DB", bed::SNR_HEADROOM_DB)?;
     m.add("TEXTURE_RMS", bed::TEXTURE_RMS)?;
     m.add_function(wrap_pyfunction!(scene_noise, m)?)?;
@@ -320,6 +382,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(speed_info, m)?)?;
     m.add_function(wrap_pyfunction!(speed_len, m)?)?;
     m.add_function(wrap_pyfunction!(varispeed, m)?)?;
+    m.add_function(wrap_pyfunction!(shift_stretch, m)?)?;
+    m.add_function(wrap_pyfunction!(stretch_len, m)?)?;
     m.add_function(wrap_pyfunction!(render_corpus_scene, m)?)?;
     m.add_function(wrap_pyfunction!(render_clip_scene, m)?)?;
     Ok(())

@@ -5,9 +5,11 @@
 //! - [`bed`]: generated noise textures, fitting a bed to a clip, the per-clip bed gain;
 //! - [`room`]: impulse-response preparation, `tail_s`, FFT convolution;
 //! - [`render`]: rendering clips and corpora in a scene (stems, per-event SNR report);
-//! - [`stretch`]: varispeed (pitch and tempo together) in integer-sample lengths.
+//! - [`stretch`]: varispeed (pitch and tempo together) in integer-sample lengths;
+//! - [`shift`]: independent pitch shift and time stretch (Signalsmith Stretch).
 
 pub mod bed;
 pub mod render;
 pub mod room;
+pub mod shift;
 pub mod stretch;

@@ -25,6 +25,7 @@ use crate::mix::{
 };
 use crate::scene::bed::{self, SNR_HEADROOM_DB};
 use crate::scene::room::{Convolver, SpectrumTable};
+use crate::scene::shift::{self, STRETCH_DEN};
 use crate::scene::stretch::{self, SPEED_DEN, SPEED_MAX, SPEED_MIN};
 use crate::wav::{self, AudioFormat};
 
@@ -45,6 +46,12 @@ pub struct SceneColumns<'a> {
     pub clip_room: &'a [i32],
     /// Per event: playback speed numerator over [`SPEED_DEN`]; empty means every event unchanged.
     pub ev_speed: &'a [u32],
+    /// Per event: pitch shift in cents with the length kept ([`shift`]); empty means none.
+    pub ev_pitch_cents: &'a [i32],
+    /// Per event: the length factor over [`STRETCH_DEN`] with the pitch kept; empty means none.
+    pub ev_stretch: &'a [u32],
+    /// The corpus's sample rate (the stretcher's block sizes follow it; unused without shifts).
+    pub sample_rate: u32,
 }
 
 /// What the scene renderer reports for one clip.
@@ -164,6 +171,20 @@ fn check_scene(scene: &SceneColumns, n_clips: usize, n_events: usize) -> Result<
             "event row {row}: speed {k}/{SPEED_DEN} is outside [{SPEED_MIN}, {SPEED_MAX}]/{SPEED_DEN}"
         )));
     }
+    for (name, len) in [("ev_pitch_cents", scene.ev_pitch_cents.len()), ("ev_stretch", scene.ev_stretch.len())] {
+        if len != 0 && len != n_events {
+            return Err(MixError::Scene(format!(
+                "{name} has {len} values for {n_events} events (pass an empty array for none)"
+            )));
+        }
+    }
+    for row in 0..n_events.min(scene.ev_pitch_cents.len().max(scene.ev_stretch.len())) {
+        let (cents, s) = event_shift(scene, row);
+        shift::check(cents, s).map_err(|e| MixError::Scene(format!("event row {row}: {e}")))?;
+    }
+    if (!scene.ev_pitch_cents.is_empty() || !scene.ev_stretch.is_empty()) && scene.sample_rate == 0 {
+        return Err(MixError::Scene("a pitch shift or stretch needs the sample rate (got 0)".into()));
+    }
     for clip in 0..n_clips {
         let b = scene.clip_bed[clip];
         if b >= 0 {
@@ -194,6 +215,11 @@ fn check_scene(scene: &SceneColumns, n_clips: usize, n_events: usize) -> Result<
         }
     }
     Ok(())
+}
+
+/// Event `row`'s (cents, stretch numerator); (0, STRETCH_DEN) where the columns are empty.
+fn event_shift(scene: &SceneColumns, row: usize) -> (i32, u32) {
+    (scene.ev_pitch_cents.get(row).copied().unwrap_or(0), scene.ev_stretch.get(row).copied().unwrap_or(STRETCH_DEN))
 }
 
 /// Renders clip `clip` into `scratch.clip`; `rows` are its event rows. With `stems`, pushes every
@@ -229,12 +255,28 @@ fn render_scene_into(
         let atom = check_event(bank, ev, clip_length, Where { clip, event: i, row: first_row + i })?;
         let (onset, length) = (ev.onset as usize, ev.length as usize);
         let k = speeds.get(i).copied().unwrap_or(SPEED_DEN);
-        let source: &[f32] = if k == SPEED_DEN {
+        let (cents, s) = event_shift(scene, first_row + i);
+        let source: &[f32] = if k == SPEED_DEN && cents == 0 && s == STRETCH_DEN {
             atom
         } else {
-            *material = stretch::varispeed(atom, k).map_err(|e| scene_err(clip, format!("event {i}: {e}")))?;
+            let sped: std::borrow::Cow<[f32]> = if k == SPEED_DEN {
+                atom.into()
+            } else {
+                stretch::varispeed(atom, k).map_err(|e| scene_err(clip, format!("event {i}: {e}")))?.into()
+            };
+            *material = if cents == 0 && s == STRETCH_DEN {
+                sped.into_owned()
+            } else {
+                // An event shorter than its stretched exemplar plays only its start: stretch that.
+                let m = shift::input_needed(length, s, sped.len(), scene.sample_rate);
+                shift::shift_stretch(&sped[..m], cents, s, scene.sample_rate)
+                    .map_err(|e| scene_err(clip, format!("event {i}: {e}")))?
+            };
             if material.is_empty() {
-                return Err(scene_err(clip, format!("event {i}: the atom is empty at speed {k}/{SPEED_DEN}")));
+                return Err(scene_err(
+                    clip,
+                    format!("event {i}: the atom is empty at speed {k}/{SPEED_DEN}, stretch {s}/{STRETCH_DEN}"),
+                ));
             }
             material
         };
@@ -389,6 +431,7 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
     let curves = Curves::new(*opts)?;
     let bed_curves = loop_curves(opts)?;
     let bounds = events.clip_bounds(n_clips)?;
+    let scene = &SceneColumns { sample_rate, ..*scene };
     check_scene(scene, n_clips, events.len())?;
     for (clip, &clip_length) in clip_lengths.iter().enumerate() {
         if clip_length < 0 {
@@ -528,6 +571,10 @@ mod tests {
         for clip in 0..lens.len() {
             let evs: Vec<EventSpan> = (bounds[clip]..bounds[clip + 1]).map(|r| cols.row(r)).collect();
             let speeds: Vec<u32> = (0..evs.len()).map(|i| [200u32, 150, 260][(clip + i) % 3]).collect();
+            // Every other clip also shifts and stretches its events (on top of the varispeed).
+            let shifted = clip % 2 == 1;
+            let cents: Vec<i32> = (0..evs.len()).map(|i| [0, 350, -700][(clip + i) % 3]).collect();
+            let stretches: Vec<u32> = (0..evs.len()).map(|i| [1000u32, 640, 1800][(clip + 2 * i) % 3]).collect();
             for (room, snr) in [(-1i32, 10.0f32), (0, 0.0), (1, 20.0), (clip as i32 % 2, -5.0)] {
                 let scene = SceneColumns {
                     beds: AtomBank::new(&beds_audio, &beds_off).unwrap(),
@@ -537,6 +584,9 @@ mod tests {
                     clip_snr_db: &[snr],
                     clip_room: &[room],
                     ev_speed: &[],
+                    ev_pitch_cents: if shifted { &cents } else { &[] },
+                    ev_stretch: if shifted { &stretches } else { &[] },
+                    sample_rate: 16_000,
                 };
                 let r = render_clip_scene(&bank, &evs, &speeds, lens[clip], &scene, &opts).unwrap();
                 let mut worst = f64::INFINITY;
@@ -598,6 +648,9 @@ mod tests {
             clip_snr_db: &[10.0],
             clip_room: &[-1],
             ev_speed: &[],
+            ev_pitch_cents: &[],
+            ev_stretch: &[],
+            sample_rate: 16_000,
         };
         let r = render_clip_scene(&bank, &evs, &[], 14_000, &scene, &MixOptions::default()).unwrap();
         for ev in &evs {
@@ -628,6 +681,9 @@ mod tests {
             clip_snr_db: &snr,
             clip_room: &none,
             ev_speed: &[],
+            ev_pitch_cents: &[],
+            ev_stretch: &[],
+            sample_rate: 16_000,
         };
         let d = tmpdir("clean");
         let p1 = numbered_paths(&d, "a", n, AudioFormat::Wav16);
@@ -656,12 +712,16 @@ mod tests {
         let starts: Vec<i64> = (0..n as i64).map(|c| c * 1111 % 25_000).collect();
         let snrs: Vec<f32> = (0..n).map(|c| c as f32 - 5.0).collect();
         let speeds: Vec<u32> = (0..c.len()).map(|i| [200u32, 180, 230][i % 3]).collect();
+        let cents: Vec<i32> = (0..c.len()).map(|i| [0, -250, 90, 1200][i % 4]).collect();
+        let stretches: Vec<u32> = (0..c.len()).map(|i| [1000u32, 1333, 777][i % 3]).collect();
         let scene = SceneColumns {
             clip_bed: &beds,
             clip_bed_start: &starts,
             clip_snr_db: &snrs,
             clip_room: &rooms,
             ev_speed: &speeds,
+            ev_pitch_cents: &cents,
+            ev_stretch: &stretches,
             ..clean_scene
         };
         let mut outs = Vec::new();
@@ -720,6 +780,9 @@ mod tests {
             clip_snr_db: &snr,
             clip_room: &none,
             ev_speed: &[],
+            ev_pitch_cents: &[],
+            ev_stretch: &[],
+            sample_rate: 16_000,
         };
         let mut bad_bed = none.clone();
         bad_bed[3] = 2;
@@ -734,7 +797,14 @@ mod tests {
         let mut bed6 = none.clone();
         bed6[6] = 0;
         let speeds = vec![500u32; c.len()];
+        let mut cents = vec![0i32; c.len()];
+        cents[7] = 1300;
+        let mut stretches = vec![1000u32; c.len()];
+        stretches[2] = 2500;
         let cases: Vec<(SceneColumns, &str)> = vec![
+            (SceneColumns { ev_pitch_cents: &cents, ..base }, "event row 7: pitch shift 1300 cents"),
+            (SceneColumns { ev_stretch: &stretches, ..base }, "event row 2: stretch 2500/1000"),
+            (SceneColumns { ev_stretch: &stretches[1..], ..base }, "ev_stretch has"),
             (SceneColumns { clip_bed: &bad_bed, ..base }, "clip 3: bed 2"),
             (SceneColumns { clip_room: &bad_room, ..base }, "clip 4: room 0"),
             (
@@ -788,6 +858,9 @@ mod tests {
             clip_snr_db: &[0.0],
             clip_room: &[1],
             ev_speed: &[],
+            ev_pitch_cents: &[],
+            ev_stretch: &[],
+            sample_rate: 16_000,
         };
         let r = render_clip_scene(&bank, &evs, &[], 30_000, &scene, &MixOptions::default()).unwrap();
         assert!(r.audio[..5000].iter().all(|&x| x == 0.0), "nothing before the dry onset");
