@@ -74,8 +74,10 @@ def render_corpus(
     ceiling: float = 0.98,
     threads: int = 0,
     sha256: bool = False,
+    atomic: bool = True,
 ) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
-    """Render every clip (events sorted by clip, then onset) and write paths[i] (via paths[i].tmp).
+    """Render every clip (events sorted by clip, then onset) and write paths[i] (via paths[i].tmp;
+    atomic=False: straight to paths[i], for a staged output directory renamed into place whole).
 
     format: "wav16" | "wav_f32" | "flac16". threads=0: all cores. Returns {"peak": peak before
     limiting, "gain": limiter factor} per clip, and with sha256=True "sha256": the hex sha256 of
@@ -294,6 +296,7 @@ def render_corpus_scene(
     sha256: bool = False,
     ev_pitch_cents: _npt.NDArray[_np.int32] | None = None,
     ev_stretch: _npt.NDArray[_np.uint32] | None = None,
+    atomic: bool = True,
 ) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
     """render_corpus in a scene. clip_bed / clip_room: -1 for none; ev_speed: empty for unchanged;
     ev_pitch_cents / ev_stretch: None for unchanged (applied after the varispeed).

@@ -51,7 +51,9 @@ def render_range(
     `render_bank(plan)`, `draws` the slice's scene draws or None. Returns the core's report: the
     float32 peaks before the limiter and the limiter gains; with a scene the bed gains and every
     event's SNR; with `sha256`, every file's sha256 (hex), hashed by the core while the bytes are
-    in memory."""
+    in memory. Files go straight to their names (no temporary + rename each): every caller renders
+    into a staged output (io.outputs.Output) or a scratch folder, renamed into place or uploaded
+    whole, so a killed render never leaves a half-written file where a reader looks."""
     names = [p.rpartition("/")[2] for p in rel_paths]
     remote = storage.is_uri(audio_root)
     # a URI's audio is rendered into a locked scratch folder (removed in `finally`, or by the next
@@ -61,7 +63,8 @@ def render_range(
         events = (sl["ev_clip"], sl["ev_atom"], sl["ev_onset"], sl["ev_length"], sl["ev_gain_db"], sl["clip_length"])
         paths = [str(local_dir / name) for name in names]
         if draws is None:
-            res = _core.render_corpus(*bank, *events, paths, sample_rate, format=audio_format, threads=threads, sha256=sha256)
+            res = _core.render_corpus(*bank, *events, paths, sample_rate, format=audio_format, threads=threads, sha256=sha256,
+                                      atomic=False)
         else:
             atom_audio, atom_offsets, bed_audio, bed_offsets, room_audio, room_offsets = bank
             res = _core.render_corpus_scene(
@@ -70,7 +73,7 @@ def render_range(
                 room_audio, room_offsets, draws.clip_room, draws.ev_speed,
                 format=audio_format, threads=threads, sha256=sha256,
                 ev_pitch_cents=draws.ev_pitch_cents if draws.ev_pitch_cents.size else None,
-                ev_stretch=draws.ev_stretch if draws.ev_stretch.size else None,
+                ev_stretch=draws.ev_stretch if draws.ev_stretch.size else None, atomic=False,
             )
         if remote:
             fs, path = storage.open_fs(audio_root)

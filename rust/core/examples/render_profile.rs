@@ -106,7 +106,8 @@ fn main() {
         mix::render_corpus(&bank, &cols, &lengths, &paths, SR, AudioFormat::Wav16, &opts, 1).unwrap();
         times[4].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let corpus = CorpusOptions { sample_rate: SR, format: AudioFormat::Wav16, threads: 1, sha256: true };
+        let corpus =
+            CorpusOptions { sample_rate: SR, format: AudioFormat::Wav16, threads: 1, sha256: true, atomic: true };
         mix::render_corpus_report(&bank, &cols, &lengths, &paths, &opts, &corpus, Cancel::NEVER).unwrap();
         times[5].push(t.elapsed().as_secs_f64());
         let t = Instant::now();

@@ -107,6 +107,7 @@ fn main() {
                         &opts,
                         1,
                         false,
+                        true,
                         Cancel::NEVER,
                     )
                     .unwrap();

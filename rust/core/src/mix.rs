@@ -655,7 +655,7 @@ pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
     threads: usize,
     cancel: Cancel<'_>,
 ) -> Result<Vec<ClipStats>, MixError> {
-    let corpus = CorpusOptions { sample_rate, format, threads, sha256: false };
+    let corpus = CorpusOptions { sample_rate, format, threads, sha256: false, atomic: true };
     Ok(render_corpus_report(bank, events, clip_lengths, paths, opts, &corpus, cancel)?.stats)
 }
 
@@ -668,6 +668,9 @@ pub struct CorpusOptions {
     pub threads: usize,
     /// Also return the sha256 of every file's bytes (hashed while they are in memory).
     pub sha256: bool,
+    /// Write each file through a temporary and a rename (false: straight to its name, for a
+    /// staged output directory renamed into place as a whole; see [`wav::write_file`]).
+    pub atomic: bool,
 }
 
 /// What [`render_corpus_report`] returns: every clip's limiter figures, and the sha256 of every
@@ -708,7 +711,7 @@ pub fn render_corpus_report<P: AsRef<Path> + Sync>(
         .num_threads(corpus.threads)
         .build()
         .map_err(|e| MixError::ThreadPool(e.to_string()))?;
-    let CorpusOptions { sample_rate, format, sha256, .. } = *corpus;
+    let CorpusOptions { sample_rate, format, sha256, atomic, .. } = *corpus;
     let per_clip: Vec<(ClipStats, [u8; 32])> = pool.install(|| {
         (0..n_clips)
             .into_par_iter()
@@ -731,7 +734,7 @@ pub fn render_corpus_report<P: AsRef<Path> + Sync>(
                 wav::encode_scaled(format, &scratch.clip, stats.gain, sample_rate, &mut scratch.bytes)
                     .map_err(write_err)?;
                 let digest = if sha256 { Sha256::digest(&scratch.bytes).into() } else { [0u8; 32] };
-                wav::write_atomic(paths[clip].as_ref(), &scratch.bytes).map_err(write_err)?;
+                wav::write_file(paths[clip].as_ref(), &scratch.bytes, atomic).map_err(write_err)?;
                 Ok((stats, digest))
             })
             .collect::<Result<_, MixError>>()
@@ -1051,7 +1054,13 @@ mod tests {
         for format in [AudioFormat::Wav16, AudioFormat::WavF32, AudioFormat::Flac16] {
             let d = tmpdir(&format!("report-{format}"));
             let paths = numbered_paths(&d, "clip", lens.len(), format);
-            let corpus = CorpusOptions { sample_rate: 16000, format, threads: 2, sha256: true };
+            let corpus = CorpusOptions {
+                sample_rate: 16000,
+                format,
+                threads: 2,
+                sha256: true,
+                atomic: format == AudioFormat::Wav16,
+            };
             let report = render_corpus_report(&bank, &cols, &lens, &paths, &opts, &corpus, Cancel::NEVER).unwrap();
             assert_eq!(report.sha256.len(), lens.len());
             let bounds = cols.clip_bounds(lens.len()).unwrap();

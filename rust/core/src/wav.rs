@@ -304,6 +304,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WavError> {
     })
 }
 
+/// Writes `bytes` to `path` atomically (via a temporary and a rename) or straight to its name,
+/// for files inside a staged output directory that is itself renamed into place when whole (a
+/// second layer of atomicity there costs a directory operation per file and nothing else).
+pub fn write_file(path: &Path, bytes: &[u8], atomic: bool) -> Result<(), WavError> {
+    if atomic {
+        return write_atomic(path, bytes);
+    }
+    fs::write(path, bytes).map_err(|source| WavError::Io { path: path.to_path_buf(), source })
+}
+
 /// Encodes and writes one file (via `<path>.tmp` and a rename).
 pub fn write_audio(path: &Path, samples: &[f32], sample_rate: u32, format: AudioFormat) -> Result<(), WavError> {
     let mut buf = Vec::new();

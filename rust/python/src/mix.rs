@@ -55,11 +55,13 @@ pub(crate) fn options(sample_rate: i64, fade_ms: f64, crossfade_ms: f64, ceiling
 ///
 /// Events are sorted by clip (then onset). Returns {"peak": float32[n_clips] (before
 /// limiting), "gain": float32[n_clips] (the limiter's linear factor)}, and with `sha256=True`
-/// "sha256": the hex sha256 of every file's bytes (hashed in memory, before the write).
+/// "sha256": the hex sha256 of every file's bytes (hashed in memory, before the write). With
+/// `atomic=False` files are written straight to their names (for a staged output directory that
+/// is renamed into place whole), else through a temporary and a rename.
 #[pyfunction]
 #[pyo3(signature = (atom_audio, atom_offsets, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, clip_lengths,
     paths, sample_rate, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0,
-    sha256 = false))]
+    sha256 = false, atomic = true))]
 #[allow(clippy::too_many_arguments)]
 fn render_corpus<'py>(
     py: Python<'py>,
@@ -79,6 +81,7 @@ fn render_corpus<'py>(
     ceiling: f32,
     threads: usize,
     sha256: bool,
+    atomic: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
@@ -100,7 +103,7 @@ fn render_corpus<'py>(
         gain_db: gain_db.as_slice()?,
     };
     let lens = lens.as_slice()?;
-    let corpus = mix::CorpusOptions { sample_rate: sr, format, threads, sha256 };
+    let corpus = mix::CorpusOptions { sample_rate: sr, format, threads, sha256, atomic };
     let report = interruptible(py, |flag| {
         mix::render_corpus_report(&bank, &cols, lens, &paths, &opts, &corpus, Cancel::new(flag))
     })?

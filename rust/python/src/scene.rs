@@ -146,7 +146,7 @@ fn bank<'a>(audio: &'a [f32], offsets: &'a [u64]) -> PyResult<AtomBank<'a>> {
 #[pyo3(signature = (atom_audio, atom_offsets, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, clip_lengths,
     paths, sample_rate, bed_audio, bed_offsets, clip_bed, clip_bed_start, clip_snr_db, room_audio, room_offsets,
     clip_room, ev_speed, format = "wav16", fade_ms = 5.0, crossfade_ms = 50.0, ceiling = 0.98, threads = 0,
-    sha256 = false, ev_pitch_cents = None, ev_stretch = None))]
+    sha256 = false, ev_pitch_cents = None, ev_stretch = None, atomic = true))]
 #[allow(clippy::too_many_arguments)]
 fn render_corpus_scene<'py>(
     py: Python<'py>,
@@ -177,6 +177,7 @@ fn render_corpus_scene<'py>(
     sha256: bool,
     ev_pitch_cents: Option<&Bound<'py, PyAny>>,
     ev_stretch: Option<&Bound<'py, PyAny>>,
+    atomic: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
@@ -239,6 +240,7 @@ fn render_corpus_scene<'py>(
             &opts,
             threads,
             sha256,
+            atomic,
             Cancel::new(flag),
         )
     })?
