@@ -250,3 +250,33 @@ def test_varispeed_moves_pitch_and_length_together_and_pitch_shift_keeps_the_len
     mid = y[sr // 4: 3 * sr // 4]
     hz = np.count_nonzero(np.diff(np.signbit(mid))) / 2 / (len(mid) / sr)
     assert len(y) == sr and abs(hz - 440 * 2 ** (-5 / 12)) < 4, hz
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # jams' own use of jsonschema
+def test_annotations_are_dcase_strong_labels_and_jams_that_validate(tmp_path):
+    """--annotations: strong_labels.tsv lists every event's dry extent; each clip's JAMS validates
+    against jams' schema, its `scaper` annotation carries the bed as background and every event's
+    pitch shift, stretch and rendered SNR as events.parquet / scene_events.parquet have them."""
+    jams = pytest.importorskip("jams")
+    out = tmp_path / "a"
+    scene = {**BED, "pitch_semitones": [-2.0, 2.0], "stretch": [0.9, 1.1], "annotations": True}
+    build(out, BuildConfig(**SMALL, scene=scene), progress=False)
+    ev = pl.read_parquet(out / "events.parquet").join(pl.read_parquet(out / "scene_events.parquet"), on=["clip_id", "event_index"])
+    clips = pl.read_parquet(out / "clips.parquet")
+    strong = pl.read_csv(out / "strong_labels.tsv", separator="\t")
+    assert strong.columns == ["filename", "onset", "offset", "event_label"] and strong.height == ev.height
+    assert np.allclose(strong["onset"].to_numpy(), ev["onset_s"].to_numpy(), atol=1e-6)
+    assert strong["event_label"].to_list() == ev["label"].to_list()
+    assert strong["filename"].to_list() == [p.rpartition("/")[2] for p in ev.join(clips.select("clip_id", "path"), on="clip_id", maintain_order="left")["path"]]
+    for cid in clips["clip_id"].to_list()[:12]:
+        doc = jams.load(str(out / "jams" / f"{cid}.jams"), validate=True)
+        tags, sc = doc.annotations.search(namespace="tag_open")[0], doc.annotations.search(namespace="scaper")[0]
+        mine = ev.filter(pl.col("clip_id") == cid)
+        assert [o.value for o in tags.data] == mine["label"].to_list()
+        bg = [o.value for o in sc.data if o.value["role"] == "background"]
+        fg = [o.value for o in sc.data if o.value["role"] == "foreground"]
+        assert len(bg) == 1 and bg[0]["label"] == "pink_noise" and bg[0]["snr"] == 0.0
+        assert [v["pitch_shift"] for v in fg] == mine["pitch_semitones"].to_list()
+        assert [v["time_stretch"] for v in fg] == mine["stretch"].to_list()
+        assert [v["snr"] for v in fg] == mine["snr_db"].to_list()
+        assert sc.sandbox["reasonaudio"]["background_snr_db"] == 10.0

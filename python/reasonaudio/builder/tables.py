@@ -95,7 +95,7 @@ def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame]
         if plan.scene is not None:
             write_scene_sources(root, plan)
             if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
-                write_dcase(root, plan, tables["events"])
+                write_dcase(root, plan, tables)
         write_beir(root, plan, tables["qrels"])
         beds = plan.scene.beds if plan.scene is not None else []  # type: ignore[attr-defined]
         write_attribution(root, plan.library, plan.final["ev_atom"], _beds_attribution(beds) if beds else "")
@@ -426,24 +426,57 @@ def scene_manifest(plan: BuildPlan, root: Path) -> dict:
     }
 
 
-def write_dcase(root: Path, plan: BuildPlan, events: pl.DataFrame) -> None:
+def write_dcase(root: Path, plan: BuildPlan, tables: dict[str, pl.DataFrame]) -> None:
     """DCASE-style strong labels (filename, onset, offset, event_label; seconds, tab-separated) and
-    one JAMS file per clip under jams/ (sound_event namespace), both from the dry extents."""
+    one JAMS file per clip under jams/, both from the dry extents. A JAMS file has two annotations
+    (valid against jams' schema): `tag_open` (each event's label over its extent) and `scaper` (Scaper's namespace: per event its source file,
+    onset, duration, SNR, role, pitch_shift and time_stretch; the bed as the background event), with
+    the clip's room and bed level in the annotation's sandbox."""
+    sr = plan.config.sample_rate
+    events, clips = tables["events"], tables["clips"]
     name_of = dict(zip(plan.clip_ids, (p.rpartition("/")[2] for p in plan.rel_paths)))
-    dur_of = dict(zip(plan.clip_ids, (plan.final["clip_length"].astype(np.int64) / plan.config.sample_rate).tolist()))
-    rows = events.select("clip_id", "onset_s", "offset_s", "label").iter_rows()
-    per_clip: dict[str, list] = {}
+    dur_of = dict(zip(plan.clip_ids, (plan.final["clip_length"].astype(np.int64) / sr).tolist()))
+    source_of = dict(tables["atoms"].select("atom_id", "source").iter_rows())
+    snr_of = {(c, k): v for c, k, v in tables["scene_events"].select("clip_id", "event_index", "snr_db").iter_rows()}
+    beds = {b.background_id: b for b in plan.scene.beds}  # type: ignore[attr-defined]
+    clip_rows = {r["clip_id"]: r for r in clips.select(
+        "clip_id", "background_id", "background_snr_db", "background_start_sample", "room_id", "tail_s").iter_rows(named=True)}
+    cols = ("clip_id", "event_index", "atom_id", "onset_s", "offset_s", "label", "pitch_semitones", "stretch")
+    sound_events: dict[str, list] = {}
+    scaper: dict[str, list] = {}
     with open(root / "strong_labels.tsv", "w") as fh:
         fh.write("filename\tonset\toffset\tevent_label\n")
-        for cid, on, off, lab in rows:
+        for cid, k, atom, on, off, lab, pitch, stretch in events.select(cols).iter_rows():
             fh.write(f"{name_of[cid]}\t{on:.6f}\t{off:.6f}\t{lab}\n")
-            per_clip.setdefault(cid, []).append({"time": on, "duration": round(off - on, 6), "value": lab, "confidence": 1.0})
+            dur = round(off - on, 6)
+            sound_events.setdefault(cid, []).append({"time": on, "duration": dur, "value": lab, "confidence": 1.0})
+            value = {"label": lab, "source_file": str(source_of[atom]), "source_time": 0.0, "event_time": on,
+                     "event_duration": dur, "role": "foreground", "pitch_shift": pitch, "time_stretch": stretch}
+            if snr_of.get((cid, k)) is not None:
+                value["snr"] = snr_of[(cid, k)]
+            scaper.setdefault(cid, []).append({"time": on, "duration": dur, "value": value, "confidence": 1.0})
     (root / "jams").mkdir(exist_ok=True)
-    for cid, obs in per_clip.items():
+    for cid, obs in sound_events.items():
+        row, dur = clip_rows[cid], dur_of[cid]
+        bg = []
+        if row["background_id"] is not None:
+            bed = beds[row["background_id"]]
+            # Scaper's convention: the background is the SNR reference (0) and spans the clip.
+            bg = [{"time": 0.0, "duration": dur, "confidence": 1.0, "value": {
+                "label": bed.label, "source_file": bed.source, "source_time": row["background_start_sample"] / sr,
+                "event_time": 0.0, "event_duration": dur, "snr": 0.0, "role": "background",
+                "pitch_shift": None, "time_stretch": None}}]
+        sandbox = {"reasonaudio": {
+            "room_id": row["room_id"], "tail_s": row["tail_s"], "background_snr_db": row["background_snr_db"],
+            "snr": "10*log10(E_event / E_bed) over the event's dry extent, on its own (wet) signal (contract §5)"}}
+        meta = {"annotator": {"name": "reasonaudio"}}
         doc = {
-            "file_metadata": {"title": cid, "duration": dur_of[cid], "jams_version": "0.3.4"},
-            "annotations": [{"namespace": "sound_event", "data": obs, "annotation_metadata": {"annotator": {"name": "reasonaudio"}},
-                             "sandbox": {}, "time": 0, "duration": dur_of[cid]}],
+            "file_metadata": {"title": cid, "duration": dur, "jams_version": "0.3.4"},
+            "annotations": [
+                {"namespace": "tag_open", "data": obs, "annotation_metadata": meta, "sandbox": {}, "time": 0, "duration": dur},
+                {"namespace": "scaper", "data": bg + scaper[cid], "annotation_metadata": meta, "sandbox": sandbox,
+                 "time": 0, "duration": dur},
+            ],
             "sandbox": {},
         }
         (root / "jams" / f"{cid}.jams").write_text(json.dumps(doc, indent=1) + "\n")
