@@ -207,8 +207,23 @@ def test_scenes_takes_and_bounds_the_plan_options_as_build_does(tmp_path):
     r = _cli("scenes", "--out", str(tmp_path / "s"), "--clips", "0", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "clips" in r.stderr, r.stderr
     r = _cli("scenes", "--out", str(tmp_path / "s"), "--condition", "c=--background noise:pink --snr 5 --pitch 1", cwd=tmp_path)
-    assert r.returncode == 2 and "unknown option(s) --pitch" in r.stderr, r.stderr
+    assert r.returncode == 2 and "unknown option(s) --pitch" in r.stderr and "give them to `scenes` itself" in r.stderr, r.stderr
     assert not any((tmp_path / "s").glob("*/manifest.json"))
+
+
+def test_scenes_pitch_and_stretch_are_the_plans_the_same_in_every_condition(tmp_path):
+    r = _cli("scenes", "--out", str(tmp_path / "s"), "--clips", "24", "--queries-per-task", "2", "--quiet",
+             "--condition", "dry", "--condition", "bed=--background noise:pink --snr 5",
+             "--pitch=-2,2", "--stretch", "0.9,1.2", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dry, bed = tmp_path / "s/dry", tmp_path / "s/bed"
+    for name in ("events", "queries", "qrels", "mc"):
+        assert _sha(dry / f"{name}.parquet") == _sha(bed / f"{name}.parquet"), name
+    ev = pl.read_parquet(dry / "events.parquet")
+    assert ev["pitch_semitones"].abs().max() > 0.5 and (ev["stretch"] != 1.0).any()
+    for b in (dry, bed):
+        report = validate_benchmark(b)
+        assert not _failed(report), _failed(report)
 
 
 def test_clips_crowded_with_events_and_tails_validate(tmp_path):

@@ -36,7 +36,8 @@ def parse_condition(text: str) -> tuple[str, dict | None]:
     except (argparse.ArgumentError, ValueError) as err:
         raise UserError(f"--condition {text!r}: {err}") from None
     if extra:
-        raise UserError(f"--condition {name}: unknown option(s) {' '.join(extra)} (a condition takes --background, --snr, --room)")
+        raise UserError(f"--condition {name}: unknown option(s) {' '.join(extra)} (a condition takes --background, --snr, --room; "
+                        "--pitch, --stretch and --varispeed belong to the plan: give them to `scenes` itself)")
     cfg = SceneConfig.from_options(ns.background, ns.snr, ns.room, None)
     return name, None if cfg.is_empty else cfg.recorded()
 
@@ -53,6 +54,10 @@ def add_parser(subparsers) -> None:
                         f"Default: {'; '.join(DEFAULT_CONDITIONS)}")
     add_corpus_options(p)  # the plan's options, as `build` takes and bounds them
     p.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB, the same in every condition (default -6,0)")
+    # pitch and tempo belong to the plan (events.parquet records them): the same draws in every condition
+    p.add_argument("--pitch", default=None, metavar="LO,HI", help="per-event pitch shift in semitones, the same in every condition (as build)")
+    p.add_argument("--stretch", default=None, metavar="LO,HI", help="per-event time stretch, the same in every condition (as build)")
+    p.add_argument("--varispeed", default=None, metavar="LO,HI", help="per-event varispeed in semitones, the same in every condition (as build)")
     p.add_argument("--force", action="store_true", help="replace non-empty condition directories")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=run)
@@ -63,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     if len(conditions) != len(args.condition or DEFAULT_CONDITIONS):
         raise UserError("two --condition options share a name")
     config = corpus_config(args)
+    if args.pitch is not None or args.stretch is not None or args.varispeed is not None:
+        from reasonaudio.scene import SceneConfig
+
+        voiced = SceneConfig.from_options(None, None, None, args.pitch, args.stretch, args.varispeed).recorded()
+        plan_level = {k: voiced[k] for k in ("pitch_semitones", "stretch", "varispeed_semitones")}
+        conditions = {name: {**(scene or SceneConfig().recorded()), **plan_level} for name, scene in conditions.items()}
     built = build_conditions(args.out, config, conditions, force=args.force, progress=not args.quiet)
     for name, b in built.items():
         print(f"built {b}: condition {name}, {b.manifest['counts']['clips']} clips, {b.manifest['counts']['queries']} queries")
