@@ -57,6 +57,19 @@ def test_bed_build_is_v3_and_validates(bed_build):
     assert not _failed(report), _failed(report)
 
 
+def test_a_pitch_outside_the_scene_range_is_caught(bed_build, tmp_path):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(bed_build, bad)
+    ev = pl.read_parquet(bad / "events.parquet")
+    ev.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(5.0).otherwise(pl.col("pitch_semitones")).alias("pitch_semitones")) \
+        .write_parquet(bad / "events.parquet")
+    failed = _failed(validate_benchmark(bad, check_audio=False))
+    assert "scene.voicing" in failed and "row 3: pitch_semitones 5.0" in failed["scene.voicing"][0], failed
+    assert "scene.voicing" not in _failed(validate_benchmark(bed_build, check_audio=False))
+
+
 def test_a_bed_6_db_too_loud_is_caught(bed_build, tmp_path):
     import shutil
 

@@ -40,6 +40,7 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     "scene.bed_labels": "no bed label equals, contains or is contained in a vocabulary label (word level)",
     "scene.rooms": "tail_s recomputed from each stored response (Schroeder, 20 dB) matches rooms/clips",
     "scene.tail_margin": "with a room, events overlap by > 2m or are apart by > 2m + tail_s (§5)",
+    "scene.voicing": "events' pitch_semitones and stretch within the scene's --pitch/--stretch/--varispeed ranges (0 and 1 without)",
     "scene.snr": "every event's SNR over its dry extent >= background_snr_db (bed level measured in the audio)",
     "scene.bed_alone": "outside every event and room tail the audio is the bed alone",
     "beir.corpus": "beir/corpus.jsonl: one row per clip naming its audio file",

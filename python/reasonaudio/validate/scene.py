@@ -40,6 +40,7 @@ CHECKS = {  # also listed in checklist.CHECK_DESCRIPTIONS (report order)
     "scene.bed_labels": "no bed label equals, contains or is contained in a vocabulary label (word level)",
     "scene.rooms": "tail_s recomputed from each stored response (Schroeder, 20 dB) matches rooms/clips",
     "scene.tail_margin": "with a room, events overlap by > 2m or are apart by > 2m + tail_s (§5)",
+    "scene.voicing": "events' pitch_semitones and stretch within the scene's --pitch/--stretch/--varispeed ranges (0 and 1 without)",
     "scene.snr": "every event's SNR over its dry extent >= background_snr_db (bed level measured in the audio)",
     "scene.bed_alone": "outside every event and room tail the audio is the bed alone",
 }
@@ -85,6 +86,39 @@ def looped(source: np.ndarray, start: int, length: int, crossfade: int, fade: in
         out[:f] *= w
         out[length - f:] *= w[::-1]
     return out
+
+
+#: A varispeed renders its pitch on a grid of 1/SPEED_DEN speeds (within 0.09 semitone of the draw).
+VARISPEED_GRID_SEMITONES = 0.1
+
+
+def _check_voicing(scene: dict, events: pl.DataFrame, rec: _Recorder) -> None:
+    """events.parquet's pitch_semitones / stretch against the recorded ranges: a varispeed moves both
+    (stretch = 2^(-pitch/12) when it acts alone), --pitch the pitch only, --stretch the length only."""
+
+    def span(key: str) -> tuple[float, float] | None:
+        v = scene.get(key)
+        return (float(v[0]), float(v[1])) if v else None
+
+    vs, ps, st = span("varispeed_semitones"), span("pitch_semitones"), span("stretch")
+    pitch, stretch = events["pitch_semitones"].to_numpy(), events["stretch"].to_numpy()
+    v_lo, v_hi = vs or (0.0, 0.0)
+    p_lo, p_hi = ps or (0.0, 0.0)
+    s_lo, s_hi = st or (1.0, 1.0)
+    grid = VARISPEED_GRID_SEMITONES if vs else 0.0
+    lo_p, hi_p = v_lo + p_lo - grid - 1e-4, v_hi + p_hi + grid + 1e-4
+    lo_s, hi_s = s_lo * 2 ** (-(v_hi + grid) / 12) - 1e-6, s_hi * 2 ** (-(v_lo - grid) / 12) + 1e-6
+    rows = np.flatnonzero(~((pitch >= lo_p) & (pitch <= hi_p) & (stretch >= lo_s) & (stretch <= hi_s)))
+    for r in rows[:5]:
+        rec.violation("scene.voicing", f"events.parquet row {r}: pitch_semitones {pitch[r]}, stretch {stretch[r]} outside "
+                      f"[{lo_p:.4f}, {hi_p:.4f}] x [{lo_s:.6f}, {hi_s:.6f}] (scene: varispeed {vs}, pitch {ps}, stretch {st})")
+    if len(rows) > 5:
+        rec.violation("scene.voicing", f"... and {len(rows) - 5} more events", count=len(rows) - 5)
+    if vs and not ps and not st:
+        tape = np.flatnonzero(np.abs(stretch - 2 ** (-pitch / 12)) > 1e-4)
+        for r in tape[:5]:
+            rec.violation("scene.voicing", f"events.parquet row {r}: a varispeed alone gives stretch 2^(-pitch/12) = "
+                          f"{2 ** (-pitch[r] / 12):.6f}, not {stretch[r]}")
 
 
 def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: int | None, check_audio: bool = True) -> None:
@@ -181,6 +215,8 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: in
                 for th in thresholds:
                     if -margin_s <= th - d <= margin_s + tail and tail > 0:
                         rec.violation("scene.tail_margin", f"clip {cid}: an event of {d:.3f} s is within m + tail_s of the duration threshold {th} s")
+
+    _check_voicing(scene, events, rec)
 
     # SNR and bed alone, measured in the audio
     if not check_audio:
