@@ -132,6 +132,14 @@ fn optional<'py, T: numpy::Element>(
     x.map(|v| column::<T>(v, name, dtype)).transpose()
 }
 
+/// An optional column's values; empty where it was not given (the core's "unchanged").
+fn slice_or_empty<'a, T: numpy::Element>(x: &'a Option<numpy::PyReadonlyArray1<'_, T>>) -> PyResult<&'a [T]> {
+    Ok(match x {
+        Some(c) => c.as_slice()?,
+        None => &[],
+    })
+}
+
 fn bank<'a>(audio: &'a [f32], offsets: &'a [u64]) -> PyResult<AtomBank<'a>> {
     AtomBank::new(audio, offsets).map_err(value_error)
 }
@@ -217,14 +225,8 @@ fn render_corpus_scene<'py>(
         clip_snr_db: clip_snr_db.as_slice()?,
         clip_room: clip_room.as_slice()?,
         ev_speed: ev_speed.as_slice()?,
-        ev_pitch_cents: match &ev_cents {
-            Some(c) => c.as_slice()?,
-            None => &[],
-        },
-        ev_stretch: match &ev_stretch {
-            Some(c) => c.as_slice()?,
-            None => &[],
-        },
+        ev_pitch_cents: slice_or_empty(&ev_cents)?,
+        ev_stretch: slice_or_empty(&ev_stretch)?,
         sample_rate: sr,
     };
     let lens = lens.as_slice()?;
@@ -314,18 +316,9 @@ fn render_clip_scene<'py>(
     }
     let events: Vec<EventSpan> =
         (0..n).map(|i| EventSpan { atom: atom[i], onset: onset[i], length: length[i], gain_db: gain_db[i] }).collect();
-    let bed_slice: &[f32] = match &bed {
-        Some(b) => b.as_slice()?,
-        None => &[],
-    };
-    let room_slice: &[f32] = match &room {
-        Some(r) => r.as_slice()?,
-        None => &[],
-    };
-    let speed_slice: &[u32] = match &speeds {
-        Some(s) => s.as_slice()?,
-        None => &[],
-    };
+    let bed_slice = slice_or_empty(&bed)?;
+    let room_slice = slice_or_empty(&room)?;
+    let speed_slice = slice_or_empty(&speeds)?;
     let bed_off = [0u64, bed_slice.len() as u64];
     let room_off = [0u64, room_slice.len() as u64];
     let clip_bed = [if bed.is_some() { 0 } else { -1 }];
@@ -338,14 +331,8 @@ fn render_clip_scene<'py>(
         clip_snr_db: &[snr_db],
         clip_room: &clip_room,
         ev_speed: &[],
-        ev_pitch_cents: match &ev_cents {
-            Some(c) => c.as_slice()?,
-            None => &[],
-        },
-        ev_stretch: match &ev_stretch {
-            Some(c) => c.as_slice()?,
-            None => &[],
-        },
+        ev_pitch_cents: slice_or_empty(&ev_cents)?,
+        ev_stretch: slice_or_empty(&ev_stretch)?,
         sample_rate: sr,
     };
     let r = py
