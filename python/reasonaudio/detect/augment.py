@@ -16,7 +16,7 @@ training step draws a fresh *variant* of every recording it uses:
 
 With `renderer="scene"` (`--augment scene`, issue 21's "mixtures drawn with the scene
 machinery"), the mixture is rendered by the core's scene renderer (`_core.render_clip_scene`, the
-renderer of `reasonaudio build --background/--snr/--room/--pitch`) instead of the clean mixer plus
+renderer of `reasonaudio build --background/--snr/--room/--varispeed`) instead of the clean mixer plus
 the Python room and bed: per-event pitch (the core's varispeed, extents unchanged), simulated
 shoebox rooms (`reasonaudio.scene.rooms`, pyroomacoustics, convolved per event by FFT in the core)
 and a bed (the core's white/pink/brown textures, or the drifting tilted noise below) whose gain
