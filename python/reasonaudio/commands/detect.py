@@ -64,6 +64,28 @@ def add_parser(subparsers) -> None:
     enrol.add_argument("--device", default=None)
     enrol.set_defaults(func=run_enrol)
 
+    proto = sub.add_parser("prototypes", help="score every trained label by cosine to prototypes of its training recordings",
+                           description="Prototype heads (issue 21): each trained label's frame probability comes from the cosine "
+                           "of the tagger's standardised frame embedding to prototypes of the library's training recordings, "
+                           "calibrated on negative frames of training mixtures; the trained weights are unchanged. Recordings "
+                           "held out for validation at training time are left out unless --include-valid.")
+    proto.add_argument("model", type=Path, help="detector model file (trained by `detect train`)")
+    proto.add_argument("library", help="the atom library the model was trained on (its train recordings)")
+    proto.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the prototype heads)")
+    proto.add_argument("--mode", choices=["prototypes", "both"], default="prototypes",
+                       help="prototypes (default): replace the linear head; both: the mean of the two probabilities")
+    proto.add_argument("--per", choices=["recording", "label"], default="recording",
+                       help="one prototype per training recording, max over a label's (default), or one per label (their mean)")
+    proto.add_argument("--include-valid", action="store_true",
+                       help="also use the recordings held out for validation at training time (for a final model)")
+    proto.add_argument("--quantile", type=float_in(50, 99.99), default=99.0,
+                       help="centre: this percentile of a label's cosine on frames where it is absent, [50, 99.99] (default 99)")
+    proto.add_argument("--scale", type=float_in(0, 100, low_open=True), default=0.5,
+                       help="scale: the negatives' standard deviation times this, (0, 100] (default 0.5)")
+    proto.add_argument("--force", action="store_true", help="replace --out if it exists")
+    proto.add_argument("--device", default=None)
+    proto.set_defaults(func=run_prototypes)
+
     run = sub.add_parser("run", help="detect the events of a corpus: write events_pred.parquet")
     run.add_argument("model", help="model file, or an atom library (trains or loads the cached model)")
     run.add_argument("audio", type=Path, help="benchmark directory, BEIR folder, or folder of audio files")
@@ -161,6 +183,26 @@ def run_enrol(args: argparse.Namespace) -> int:
     shot = out.enrolled["shots"][-1]
     print(f"{args.out}: enrolled {args.label!r} from {len(waves)} recordings (leave-one-out positives p20 "
           f"{shot['positive_p20']}, background p99.5 {shot['background_p99_5']}); {len(out.labels)} labels")
+    return 0
+
+
+def run_prototypes(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.model import MODEL_FILE, Detector
+    from reasonaudio.detect.prototypes import build
+    from reasonaudio.errors import UserError
+    from reasonaudio.io.outputs import check_file, check_not_an_input
+
+    if args.out.resolve() == args.model.resolve():
+        raise UserError(f"{args.out}: the same file as the input model; write the new model elsewhere")
+    check_not_an_input(args.out, [args.model, Path(args.library)])
+    check_file(Path(args.out), MODEL_FILE, args.force)
+    detector = Detector.load(args.model)
+    out = build(detector, args.library, mode=args.mode, per=args.per, include_valid=args.include_valid,
+                quantile=args.quantile, scale_k=args.scale, device=_device(args.device))
+    out.save(args.out, inputs=[args.model, Path(args.library)], force=args.force)
+    p = out.prototypes
+    print(f"{args.out}: {len(p['vectors'])} prototypes ({p['per']}) from {p['settings']['recordings']} recordings for "
+          f"{len(p['centre'])} labels, mode {p['mode']}")
     return 0
 
 

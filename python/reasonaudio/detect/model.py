@@ -156,6 +156,9 @@ class Detector:
     enrolled: dict | None = None
     #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
     background: object = None
+    #: prototype heads of the trained labels (detect.prototypes): {"mode", "per", "vectors" [P, C'],
+    #: "label" [P], "centre" [L], "scale" [L], "mean" [C'], "std" [C'], "settings"}; None: the linear head
+    prototypes: dict | None = None
     _net: object = field(default=None, init=False, repr=False)
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
     run_info: dict = field(default_factory=dict, init=False, repr=False)
@@ -195,6 +198,8 @@ class Detector:
             payload["enrolled"] = dict(self.enrolled)
         if self.background is not None:
             payload["background"] = self.background
+        if self.prototypes is not None:
+            payload["prototypes"] = dict(self.prototypes)
         # torch.save into memory: the archive's inner folder is then always "archive", not named
         # after a temporary file, so the same model is the same bytes
         buf = io.BytesIO()
@@ -227,6 +232,7 @@ class Detector:
             post=PostConfig(**payload["post"]),
             enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
             background=payload.get("background"),
+            prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
         )
 
     def probabilities(self, net, x):
@@ -235,6 +241,11 @@ class Detector:
 
         h = net.features(x)
         p = torch.sigmoid(net.head(h))
+        if self.prototypes:
+            from reasonaudio.detect.prototypes import prototype_probs
+
+            q = prototype_probs(self, h)
+            p = q if self.prototypes["mode"] == "prototypes" else (p + q) / 2
         if self.enrolled:
             p = torch.cat([p, enrolled_probs(self, h)], dim=1)
         return p

@@ -1,0 +1,120 @@
+"""Prototype heads (`detect prototypes`, issue 21): every trained label scored by cosine to
+prototypes of its training recordings instead of the linear head.
+
+A tagger trained for seconds on eight procedural sounds, two recordings each (noise seeds 0 and
+1; one of each held out for validation), gets prototype heads; an isolated recording is then
+found under its own label at the right time, the heads survive the model file, recordings held
+out for validation are left out unless asked for, the same command writes the same bytes, and
+bad input is one clear error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+pytest.importorskip("torch")
+pytest.importorskip("scipy")
+
+from reasonaudio import _core  # noqa: E402
+from reasonaudio.atoms import AtomLibrary  # noqa: E402
+from reasonaudio.detect.infer import detect  # noqa: E402
+from reasonaudio.detect.model import Detector  # noqa: E402
+from reasonaudio.detect.prototypes import build  # noqa: E402
+from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
+from reasonaudio.errors import UserError  # noqa: E402
+
+FAMILIES = ("bells", "sirens", "rain", "drums", "whistles", "engines", "chirps", "alarms")
+SR = 16000
+
+
+def _library() -> AtomLibrary:
+    """One label of each family, recorded twice (procedural noise seeds 0 and 1)."""
+    lab0, phr0, fam0, _, _ = _core.procedural_atoms(SR, 0)
+    pick = []
+    for fam in FAMILIES:
+        pick.append(next(i for i, f in enumerate(fam0) if f == fam))
+    ids, labels, phrases, families, chunks = [], [], [], [], []
+    for seed in (0, 1):
+        _, _, _, audio, offsets = _core.procedural_atoms(SR, seed)
+        for i in pick:
+            ids.append(f"{lab0[i]}_s{seed}")
+            labels.append(lab0[i])
+            phrases.append(phr0[i])
+            families.append(fam0[i])
+            chunks.append(np.asarray(audio[int(offsets[i]) : int(offsets[i + 1])], np.float32))
+    return AtomLibrary(atom_ids=ids, labels=labels, phrases=phrases, families=families, sources=["procedural"] * len(ids),
+                       licenses=["CC0-1.0"] * len(ids), sample_rate=SR, audio_flat=np.concatenate(chunks),
+                       offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("protos")
+    lib = _library()
+    lib.save(root / "lib")
+    cfg = TrainConfig(steps=40, batch=8, channels=32, crop_s=6.0, valid_clips=8, lr=1e-2, checks=2, valid_fraction=0.5)
+    detector = train(str(root / "lib"), cfg, progress=False)
+    return root, detector, lib
+
+
+def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path):
+    root, detector, lib = trained
+    assert len(detector.library["valid_atom_ids"]) == len(FAMILIES)  # one recording of each label held out
+    out = build(detector, str(root / "lib"), clips=16)
+    p = out.prototypes
+    assert p["mode"] == "prototypes" and p["settings"]["recordings"] == len(FAMILIES)  # the held-out ones left out
+    assert sorted(p["label"]) == list(range(len(FAMILIES))) and len(p["centre"]) == len(FAMILIES)
+    assert all(np.array_equal(out.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
+    loaded = Detector.load(out.save(tmp_path / "p.pt"))
+    assert loaded.prototypes == p
+    k = 2
+    atom = lib.audio(k)
+    clip = np.zeros(8 * SR, np.float32)
+    clip[2 * SR : 2 * SR + len(atom)] = atom
+    sf.write(tmp_path / "one.wav", clip, SR, subtype="FLOAT")
+    index = detect(loaded, [tmp_path / "one.wav"], ["one"], progress=False)
+    best = index.table().sort("confidence", descending=True).row(0, named=True)
+    assert best["label"] == lib.labels[k] and abs(best["onset_s"] - 2.0) < 0.5
+    head = detect(detector, [tmp_path / "one.wav"], ["one"], progress=False)
+    assert not np.array_equal(head.presence, index.presence)  # the prototypes, not the linear head, scored it
+
+
+def test_include_valid_per_label_and_both(trained):
+    root, detector, _ = trained
+    every = build(detector, str(root / "lib"), clips=16, include_valid=True)
+    assert every.prototypes["settings"]["recordings"] == 2 * len(FAMILIES) and len(every.prototypes["vectors"]) == 2 * len(FAMILIES)
+    per_label = build(detector, str(root / "lib"), clips=16, include_valid=True, per="label", mode="both")
+    assert len(per_label.prototypes["vectors"]) == len(FAMILIES) and per_label.prototypes["mode"] == "both"
+
+
+def test_prototypes_refuse_bad_input(trained, tmp_path):
+    root, detector, lib = trained
+    other = lib.subset(list(range(len(FAMILIES))))  # not the library it was trained on
+    other.save(tmp_path / "other")
+    with pytest.raises(UserError, match="not the library this model was trained on"):
+        build(detector, str(tmp_path / "other"))
+    with pytest.raises(UserError, match="--mode"):
+        build(detector, str(root / "lib"), mode="linear")
+    with pytest.raises(UserError, match="--quantile"):
+        build(detector, str(root / "lib"), quantile=100.0)
+
+
+def test_cli_prototypes_same_command_same_bytes(trained, tmp_path):
+    root, detector, _ = trained
+    model = detector.save(tmp_path / "m.pt")
+    outs = []
+    for name in ("a.pt", "b.pt"):
+        outs.append(tmp_path / name)
+        r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(root / "lib"),
+                            "--out", str(outs[-1])], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert f"{len(FAMILIES)} prototypes (recording)" in r.stdout
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(tmp_path / "nope"),
+                          "--out", str(tmp_path / "c.pt")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
