@@ -118,3 +118,27 @@ def test_cli_prototypes_same_command_same_bytes(trained, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(tmp_path / "nope"),
                           "--out", str(tmp_path / "c.pt")], capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
+    import torch
+
+    from reasonaudio.detect.train import spec_augment
+
+    x = torch.randn(3, 64, 200)
+    a, b = spec_augment(x, 7), spec_augment(x, 7)
+    assert torch.equal(a, b) and not torch.equal(a, x) and not torch.equal(a, spec_augment(x, 8))
+    cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--spec-augment",
+           "--dropout", "0.3", "--quiet"]
+    for name in ("s0.pt", "s1.pt"):
+        r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", *cmd, "--out", str(tmp_path / name)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "s0.pt").read_bytes() == (tmp_path / "s1.pt").read_bytes()
+    d = Detector.load(tmp_path / "s0.pt")
+    assert d.training["config"]["spec_augment"] is True and d.net_config.dropout == 0.3
+    assert TrainConfig().key() == TrainConfig(spec_augment=False, dropout=0.0).key() != TrainConfig(dropout=0.3).key()
+    with pytest.raises(UserError, match="--dropout"):
+        train("procedural", TrainConfig(steps=1, dropout=1.0), progress=False)
+    with pytest.raises(UserError, match="--front-end logmel"):
+        train("procedural", TrainConfig(steps=1, spec_augment=True, front_end="aisfx"), progress=False)

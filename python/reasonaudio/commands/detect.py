@@ -46,6 +46,9 @@ def add_parser(subparsers) -> None:
                             "resampled speed, a Python noise room and bed")
     train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
                        help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
+    train.add_argument("--spec-augment", action="store_true",
+                       help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
+    train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
     train.add_argument("--quiet", action="store_true")
@@ -139,7 +142,9 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
-                                   "front_end": args.front_end}.items() if v is not None}
+                                   "front_end": args.front_end, "dropout": args.dropout}.items() if v is not None}
+    if args.spec_augment:
+        overrides["spec_augment"] = True
     if args.augment:
         overrides["augment"] = AugmentConfig.core_scene() if args.augment == "scene" else AugmentConfig()
     config = replace(TrainConfig(), **overrides)

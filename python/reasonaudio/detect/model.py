@@ -53,10 +53,13 @@ class NetConfig:
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
     gru: int = 0  # hidden units per direction of a BiGRU; 0: none
     front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
+    dropout: float = 0.0  # on the frame embeddings, before the head (training only)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["dilations"] = list(self.dilations)
+        if not self.dropout:  # earlier model files have no such field: the same model, the same bytes
+            d.pop("dropout")
         return d
 
     @classmethod
@@ -105,6 +108,7 @@ def build_net(cfg: NetConfig):
                 self.pre = nn.Sequential(nn.BatchNorm1d(EMBED_DIM), nn.Conv1d(EMBED_DIM, c, 1), nn.ReLU())
                 self.fuse = nn.Conv1d(2 * c, c, 1)
             self.head = nn.Conv1d(c + (2 * cfg.gru if cfg.gru else 0), cfg.n_labels, 1)
+            self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else None
 
         def features(self, x):  # the frame embeddings the head reads: [B, C', J]
             emb = None
@@ -121,7 +125,8 @@ def build_net(cfg: NetConfig):
             return h
 
         def forward(self, x):  # [B, n_mels, F] (or (mel, embeddings)) -> logits [B, n_labels, ceil(F / 2)]
-            return self.head(self.features(x))
+            h = self.features(x)
+            return self.head(self.drop(h) if self.drop is not None else h)
 
     return Tagger()
 
