@@ -142,3 +142,27 @@ def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
         train("procedural", TrainConfig(steps=1, dropout=1.0), progress=False)
     with pytest.raises(UserError, match="--front-end logmel"):
         train("procedural", TrainConfig(steps=1, spec_augment=True, front_end="aisfx"), progress=False)
+
+
+def test_augment_variants_changes_the_recordings_but_adds_no_bed_or_room(trained):
+    from reasonaudio.detect.augment import AugmentConfig
+    from reasonaudio.detect.data import MixtureSource
+
+    _, _, lib = trained
+    src = MixtureSource(lib, hop_out=320)
+    cfg = AugmentConfig.variants()
+    n_out = lambda n: n // 320 + 1  # noqa: E731
+    waves, targets = src.batch(4, 123, n_out, augment=cfg)
+    again, _ = src.batch(4, 123, n_out, augment=cfg)
+    plain, _ = src.batch(4, 123, n_out)
+    assert np.array_equal(waves, again) and not np.array_equal(waves, plain)
+    # no bed and no room: every frame outside the events is silent (a bed or a reverberation tail would fill them)
+    silent = targets.max(axis=1) == 0  # [B, J]
+    for b in range(len(waves)):
+        frames = np.abs(waves[b][: (len(waves[b]) // 320) * 320]).reshape(-1, 320).max(axis=1)
+        quiet = silent[b, 1 : len(frames) - 1] & silent[b, : len(frames) - 2] & silent[b, 2 : len(frames)]
+        assert quiet.any() and np.all(frames[1 : len(frames) - 1][quiet] == 0.0)
+    with pytest.raises(SystemExit):
+        from reasonaudio.cli import main
+
+        main(["detect", "train", "procedural", "--augment", "rooms"])

@@ -39,11 +39,12 @@ def add_parser(subparsers) -> None:
     train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help=f"mixtures per validation set, 1..100,000 (default {d.valid_clips})")
     train.add_argument("--valid-fraction", type=float_in(0, 0.9), default=None,
                        help=f"share of each label's training recordings held out for validation, labels with 2+, 0..0.9 (default {d.valid_fraction})")
-    train.add_argument("--augment", nargs="?", const="scene", choices=["scene", "basic"], default=None,
+    train.add_argument("--augment", nargs="?", const="scene", choices=["scene", "basic", "variants"], default=None,
                        help="augment (default off). `scene` (the default of a bare --augment): per-recording level, EQ, stretch; "
                             "each mixture through the core's scene renderer: per-event pitch, simulated rooms, beds at -5..30 dB SNR "
                             "(needs pyroomacoustics, the scene extra); overlap-heavy plans. `basic`: the same variants with "
-                            "resampled speed, a Python noise room and bed")
+                            "resampled speed, a Python noise room and bed; `variants`: the per-recording variants only (no room, no bed, "
+                            "the benchmark's plans)")
     train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
                        help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
     train.add_argument("--spec-augment", action="store_true",
@@ -146,7 +147,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.spec_augment:
         overrides["spec_augment"] = True
     if args.augment:
-        overrides["augment"] = AugmentConfig.core_scene() if args.augment == "scene" else AugmentConfig()
+        overrides["augment"] = {"scene": AugmentConfig.core_scene, "basic": AugmentConfig, "variants": AugmentConfig.variants}[args.augment]()
     config = replace(TrainConfig(), **overrides)
     library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)
