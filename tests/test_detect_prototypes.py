@@ -104,20 +104,22 @@ def test_prototypes_refuse_bad_input(trained, tmp_path):
         build(detector, str(root / "lib"), quantile=100.0)
 
 
-def test_cli_prototypes_same_command_same_bytes(trained, tmp_path):
+def test_cli_prototypes_same_command_same_bytes(trained, tmp_path, capsys):
+    from reasonaudio.cli import main
+
     root, detector, _ = trained
     model = detector.save(tmp_path / "m.pt")
-    outs = []
-    for name in ("a.pt", "b.pt"):
-        outs.append(tmp_path / name)
-        r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(root / "lib"),
-                            "--out", str(outs[-1])], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        assert f"{len(FAMILIES)} prototypes (recording)" in r.stdout
-    assert outs[0].read_bytes() == outs[1].read_bytes()
-    bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(tmp_path / "nope"),
-                          "--out", str(tmp_path / "c.pt")], capture_output=True, text=True)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(root / "lib"),
+                        "--out", str(tmp_path / "a.pt")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(FAMILIES)} prototypes (recording)" in r.stdout
+    # the same command in this process writes the same bytes
+    assert main(["detect", "prototypes", str(model), str(root / "lib"), "--out", str(tmp_path / "b.pt")]) == 0
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    capsys.readouterr()
+    assert main(["detect", "prototypes", str(model), str(tmp_path / "nope"), "--out", str(tmp_path / "c.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "c.pt").exists()
 
 
 def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
@@ -130,10 +132,12 @@ def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
     assert torch.equal(a, b) and not torch.equal(a, x) and not torch.equal(a, spec_augment(x, 8))
     cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--spec-augment",
            "--dropout", "0.3", "--quiet"]
-    for name in ("s0.pt", "s1.pt"):
-        r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", *cmd, "--out", str(tmp_path / name)],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", *cmd, "--out", str(tmp_path / "s0.pt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # the same run in this process: the same bytes (seeded masks and dropout)
+    cfg = TrainConfig(steps=4, batch=4, labels=6, channels=16, valid_clips=4, spec_augment=True, dropout=0.3)
+    train("procedural", cfg, progress=False).save(tmp_path / "s1.pt")
     assert (tmp_path / "s0.pt").read_bytes() == (tmp_path / "s1.pt").read_bytes()
     d = Detector.load(tmp_path / "s0.pt")
     assert d.training["config"]["spec_augment"] is True and d.net_config.dropout == 0.3
