@@ -39,13 +39,17 @@ def add_parser(subparsers) -> None:
     train.add_argument("--valid-clips", type=int_in(1, 100_000), default=None, help=f"mixtures per validation set, 1..100,000 (default {d.valid_clips})")
     train.add_argument("--valid-fraction", type=float_in(0, 0.9), default=None,
                        help=f"share of each label's training recordings held out for validation, labels with 2+, 0..0.9 (default {d.valid_fraction})")
-    train.add_argument("--augment", nargs="?", const="scene", choices=["scene", "basic"], default=None,
+    train.add_argument("--augment", nargs="?", const="scene", choices=["scene", "basic", "variants"], default=None,
                        help="augment (default off). `scene` (the default of a bare --augment): per-recording level, EQ, stretch; "
                             "each mixture through the core's scene renderer: per-event pitch, simulated rooms, beds at -5..30 dB SNR "
                             "(needs pyroomacoustics, the scene extra); overlap-heavy plans. `basic`: the same variants with "
-                            "resampled speed, a Python noise room and bed")
+                            "resampled speed, a Python noise room and bed; `variants`: the per-recording variants only (no room, no bed, "
+                            "the benchmark's plans)")
     train.add_argument("--front-end", choices=["logmel", "aisfx"], default=None,
                        help="logmel (default) or aisfx: add the pretrained aiSFX CNN's embeddings (pip install --no-deps aisfx)")
+    train.add_argument("--spec-augment", action="store_true",
+                       help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
+    train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
     train.add_argument("--quiet", action="store_true")
@@ -63,6 +67,28 @@ def add_parser(subparsers) -> None:
     enrol.add_argument("--force", action="store_true", help="replace --out if it exists")
     enrol.add_argument("--device", default=None)
     enrol.set_defaults(func=run_enrol)
+
+    proto = sub.add_parser("prototypes", help="score every trained label by cosine to prototypes of its training recordings",
+                           description="Prototype heads (issue 21): each trained label's frame probability comes from the cosine "
+                           "of the tagger's standardised frame embedding to prototypes of the library's training recordings, "
+                           "calibrated on negative frames of training mixtures; the trained weights are unchanged. Recordings "
+                           "held out for validation at training time are left out unless --include-valid.")
+    proto.add_argument("model", type=Path, help="detector model file (trained by `detect train`)")
+    proto.add_argument("library", help="the atom library the model was trained on (its train recordings)")
+    proto.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the prototype heads)")
+    proto.add_argument("--mode", choices=["prototypes", "both"], default="prototypes",
+                       help="prototypes (default): replace the linear head; both: the mean of the two probabilities")
+    proto.add_argument("--per", choices=["recording", "label"], default="recording",
+                       help="one prototype per training recording, max over a label's (default), or one per label (their mean)")
+    proto.add_argument("--include-valid", action="store_true",
+                       help="also use the recordings held out for validation at training time (for a final model)")
+    proto.add_argument("--quantile", type=float_in(50, 99.99), default=99.0,
+                       help="centre: this percentile of a label's cosine on frames where it is absent, [50, 99.99] (default 99)")
+    proto.add_argument("--scale", type=float_in(0, 100, low_open=True), default=0.5,
+                       help="scale: the negatives' standard deviation times this, (0, 100] (default 0.5)")
+    proto.add_argument("--force", action="store_true", help="replace --out if it exists")
+    proto.add_argument("--device", default=None)
+    proto.set_defaults(func=run_prototypes)
 
     run = sub.add_parser("run", help="detect the events of a corpus: write events_pred.parquet")
     run.add_argument("model", help="model file, or an atom library (trains or loads the cached model)")
@@ -117,9 +143,11 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
-                                   "front_end": args.front_end}.items() if v is not None}
+                                   "front_end": args.front_end, "dropout": args.dropout}.items() if v is not None}
+    if args.spec_augment:
+        overrides["spec_augment"] = True
     if args.augment:
-        overrides["augment"] = AugmentConfig.core_scene() if args.augment == "scene" else AugmentConfig()
+        overrides["augment"] = {"scene": AugmentConfig.core_scene, "basic": AugmentConfig, "variants": AugmentConfig.variants}[args.augment]()
     config = replace(TrainConfig(), **overrides)
     library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)
@@ -161,6 +189,26 @@ def run_enrol(args: argparse.Namespace) -> int:
     shot = out.enrolled["shots"][-1]
     print(f"{args.out}: enrolled {args.label!r} from {len(waves)} recordings (leave-one-out positives p20 "
           f"{shot['positive_p20']}, background p99.5 {shot['background_p99_5']}); {len(out.labels)} labels")
+    return 0
+
+
+def run_prototypes(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.model import MODEL_FILE, Detector
+    from reasonaudio.detect.prototypes import build
+    from reasonaudio.errors import UserError
+    from reasonaudio.io.outputs import check_file, check_not_an_input
+
+    if args.out.resolve() == args.model.resolve():
+        raise UserError(f"{args.out}: the same file as the input model; write the new model elsewhere")
+    check_not_an_input(args.out, [args.model, Path(args.library)])
+    check_file(Path(args.out), MODEL_FILE, args.force)
+    detector = Detector.load(args.model)
+    out = build(detector, args.library, mode=args.mode, per=args.per, include_valid=args.include_valid,
+                quantile=args.quantile, scale_k=args.scale, device=_device(args.device))
+    out.save(args.out, inputs=[args.model, Path(args.library)], force=args.force)
+    p = out.prototypes
+    print(f"{args.out}: {len(p['vectors'])} prototypes ({p['per']}) from {p['settings']['recordings']} recordings for "
+          f"{len(p['centre'])} labels, mode {p['mode']}")
     return 0
 
 

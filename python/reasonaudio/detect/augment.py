@@ -84,6 +84,13 @@ class AugmentConfig:
                    bed_snr_db=(-5.0, 30.0), room_probability=0.6)
 
     @classmethod
+    def variants(cls) -> "AugmentConfig":
+        """`--augment variants`: only the per-recording variants (level, EQ, speed, stretch) on the
+        clean mixer, with the benchmark's plans: no room, no bed (issue 21: a lever for unheard
+        recordings of the same sounds, without the rooms' and beds' cost on clean audio)."""
+        return cls(bed_probability=0.0, room_probability=0.0, overlap_fraction=0.4, overlap_probability=0.5)
+
+    @classmethod
     def off(cls) -> "AugmentConfig":
         return cls(enabled=False, overlap_fraction=0.4, overlap_probability=0.5)
 

@@ -53,10 +53,13 @@ class NetConfig:
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
     gru: int = 0  # hidden units per direction of a BiGRU; 0: none
     front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
+    dropout: float = 0.0  # on the frame embeddings, before the head (training only)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["dilations"] = list(self.dilations)
+        if not self.dropout:  # earlier model files have no such field: the same model, the same bytes
+            d.pop("dropout")
         return d
 
     @classmethod
@@ -105,6 +108,7 @@ def build_net(cfg: NetConfig):
                 self.pre = nn.Sequential(nn.BatchNorm1d(EMBED_DIM), nn.Conv1d(EMBED_DIM, c, 1), nn.ReLU())
                 self.fuse = nn.Conv1d(2 * c, c, 1)
             self.head = nn.Conv1d(c + (2 * cfg.gru if cfg.gru else 0), cfg.n_labels, 1)
+            self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else None
 
         def features(self, x):  # the frame embeddings the head reads: [B, C', J]
             emb = None
@@ -121,7 +125,8 @@ def build_net(cfg: NetConfig):
             return h
 
         def forward(self, x):  # [B, n_mels, F] (or (mel, embeddings)) -> logits [B, n_labels, ceil(F / 2)]
-            return self.head(self.features(x))
+            h = self.features(x)
+            return self.head(self.drop(h) if self.drop is not None else h)
 
     return Tagger()
 
@@ -156,6 +161,9 @@ class Detector:
     enrolled: dict | None = None
     #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
     background: object = None
+    #: prototype heads of the trained labels (detect.prototypes): {"mode", "per", "vectors" [P, C'],
+    #: "label" [P], "centre" [L], "scale" [L], "mean" [C'], "std" [C'], "settings"}; None: the linear head
+    prototypes: dict | None = None
     _net: object = field(default=None, init=False, repr=False)
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
     run_info: dict = field(default_factory=dict, init=False, repr=False)
@@ -195,6 +203,8 @@ class Detector:
             payload["enrolled"] = dict(self.enrolled)
         if self.background is not None:
             payload["background"] = self.background
+        if self.prototypes is not None:
+            payload["prototypes"] = dict(self.prototypes)
         # torch.save into memory: the archive's inner folder is then always "archive", not named
         # after a temporary file, so the same model is the same bytes
         buf = io.BytesIO()
@@ -227,6 +237,7 @@ class Detector:
             post=PostConfig(**payload["post"]),
             enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
             background=payload.get("background"),
+            prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
         )
 
     def probabilities(self, net, x):
@@ -235,6 +246,11 @@ class Detector:
 
         h = net.features(x)
         p = torch.sigmoid(net.head(h))
+        if self.prototypes:
+            from reasonaudio.detect.prototypes import prototype_probs
+
+            q = prototype_probs(self, h)
+            p = q if self.prototypes["mode"] == "prototypes" else (p + q) / 2
         if self.enrolled:
             p = torch.cat([p, enrolled_probs(self, h)], dim=1)
         return p

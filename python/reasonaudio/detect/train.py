@@ -63,17 +63,48 @@ class TrainConfig:
     # room but lost 11 points on clean audio at 2,000 steps (docs/detect.md), so it is not the default either
     augment: AugmentConfig = field(default_factory=AugmentConfig.off)
     front_end: str = "logmel"  # or "aisfx" (pretrained CNN embeddings beside the log-mel, detect.pretrained)
+    # issue 21 levers against learning the recordings (off by default): SpecAugment-style masks on
+    # the log-mel input (two bands of up to 8 mel channels, two stretches of up to 0.5 s, each clip
+    # its own, filled with the clip's mean) and dropout on the frame embeddings the head reads
+    spec_augment: bool = False
+    dropout: float = 0.0
     max_seconds: float | None = None  # safety stop: exceeding it fails the run (no model is written)
 
     def key(self) -> str:
         d = asdict(self)
         d.pop("max_seconds")  # a safety stop does not change the model
+        for name in ("spec_augment", "dropout"):  # added later: at their defaults they leave earlier cache keys as they were
+            if d[name] == getattr(TrainConfig, name):
+                d.pop(name)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["augment"] = self.augment.to_dict()
         return d
+
+
+SPEC_BANDS, SPEC_FRAMES, SPEC_MASKS = 8, 25, 2
+
+
+def spec_augment(x, seed: int):
+    """Log-mel [B, n_mels, F] with SPEC_MASKS bands of up to SPEC_BANDS channels and SPEC_MASKS
+    stretches of up to SPEC_FRAMES frames per clip set to the clip's mean, drawn from `seed`."""
+    torch = torch_module()
+
+    rng = np.random.default_rng([seed, 0x5BEC])
+    b, m, f = x.shape
+    mask = np.zeros((b, m, f), bool)
+    for i in range(b):
+        for _ in range(SPEC_MASKS):
+            w = int(rng.integers(0, SPEC_BANDS + 1))
+            a = int(rng.integers(0, max(1, m - w + 1)))
+            mask[i, a : a + w, :] = True
+            w = int(rng.integers(0, SPEC_FRAMES + 1))
+            a = int(rng.integers(0, max(1, f - w + 1)))
+            mask[i, :, a : a + w] = True
+    fill = x.mean(dim=(1, 2), keepdim=True)
+    return torch.where(torch.from_numpy(mask).to(x.device), fill, x)
 
 
 def torch_threads() -> int:
@@ -312,6 +343,10 @@ def train(
         raise UserError("--steps and --batch must be at least 1")
     if config.front_end not in ("logmel", "aisfx"):
         raise UserError(f"--front-end must be logmel or aisfx, got {config.front_end!r}")
+    if not 0.0 <= config.dropout < 1.0:
+        raise UserError(f"--dropout must be within [0, 1), got {config.dropout}")
+    if config.spec_augment and config.front_end != "logmel":
+        raise UserError("--spec-augment masks the log-mel input: it needs --front-end logmel")
     # training always runs on TRAIN_THREADS threads, whatever REASONAUDIO_TORCH_THREADS says (which
     # detection honours): intra-op parallelism splits the float reductions of convolutions
     # differently, and 1 and 2 threads gave different weights (measured), so a fixed count is
@@ -332,7 +367,7 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     seen = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names)
     unseen = MixtureSource(valid_lib, hop_out=2 * features.hop, labels=label_names) if valid_lib is not None else None
     net_cfg = NetConfig(n_labels=len(label_names), n_mels=features.n_mels, channels=config.channels, gru=config.gru,
-                        front_end=config.front_end)
+                        front_end=config.front_end, dropout=config.dropout)
     mel = make_front_end(net_cfg, features, device)
 
     def n_out(n_samples: int) -> int:
@@ -365,7 +400,10 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
         net.train()
         waves, targets = source.batch(config.batch, TRAIN_SEED_BASE + config.seed * 100_003 + step, n_out, config.crop_s,
                                       augment=aug if aug.enabled else None)
-        logits = net(mel(torch.from_numpy(waves).to(device)))
+        x = mel(torch.from_numpy(waves).to(device))
+        if config.spec_augment:
+            x = spec_augment(x, TRAIN_SEED_BASE + config.seed * 100_003 + step)
+        logits = net(x)
         loss = loss_fn(logits, torch.from_numpy(targets).to(device))
         opt.zero_grad(set_to_none=True)
         loss.backward()

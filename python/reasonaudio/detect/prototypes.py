@@ -1,0 +1,171 @@
+"""Prototype heads: every trained label scored by cosine to prototypes of its training recordings.
+
+Issue 21: on the Debian pack 80 of 110 labels have one training recording, and the tagger's
+linear head learns those recordings (frame F1 0.94 on mixtures of them, 0.53 on mixtures of
+held-out ones), while its frame embeddings name an unheard recording by the nearest train
+prototype far more often. So the tagger is kept, and each label's frame probability may come from
+its prototypes instead of (or averaged with) the trained head:
+
+    p_t(label) = sigmoid((max_k cos(z_t, v_k) - centre) / scale)
+
+- z_t: the frame embedding (`net.features`, what the head reads), *standardised* by the mean and
+  deviation of frame embeddings of training mixtures (the embeddings are sums of ReLUs, all
+  positive: un-centred, every cosine is high and the shared component dominates), then unit length;
+- v_k: one prototype per training recording of the label (per = "recording", max over them) or
+  one per label (per = "label", the normalised mean): the recording embedded alone, its active
+  frames (within 30 dB of its loudest, as enrolment) standardised, normalised and averaged;
+- centre, scale per label from *negatives only*: the label's cosine on frames of un-augmented
+  training mixtures where it is absent; centre = their `quantile` percentile, scale = their
+  standard deviation times `scale_k`. Positives are not used: the only positives of a label with
+  one recording are frames of that recording, which the tagger learnt (a flattering calibration).
+
+Recordings held out for validation at training time (`library.valid_atom_ids`) are left out unless
+`include_valid`: a development benchmark built from them then holds audio no prototype came from.
+Recorded in the model file (`Detector.prototypes`), so `detect run` and `eval --model detect:M.pt`
+use them; the trained weights are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from reasonaudio.detect import torch_module
+from reasonaudio.errors import UserError
+
+MODES = ("prototypes", "both")  # both: the mean of the head's and the prototypes' probabilities
+PER = ("recording", "label")
+CALIBRATION_SEED = 2**40 + 2**21  # un-augmented training mixtures for the negatives (not a benchmark seed)
+
+
+def _frames(net, front, waves: np.ndarray, device: str) -> np.ndarray:
+    torch = torch_module()
+
+    with torch.inference_mode():
+        h = net.features(front(torch.from_numpy(waves).to(device)))
+    return h.transpose(1, 2).cpu().numpy().astype(np.float64)  # [B, J, C']
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-12)
+
+
+def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recording", include_valid: bool = False,
+          quantile: float = 99.0, scale_k: float = 0.5, clips: int = 96, device: str = "cpu"):
+    """A copy of `detector` whose trained labels are scored by prototypes of `library_spec`'s
+    training recordings (the library it was trained on)."""
+    from reasonaudio.detect.data import MixtureSource, library_hash
+    from reasonaudio.detect.enrol import ACTIVE_DB
+    from reasonaudio.detect.model import make_front_end
+    from reasonaudio.detect.train import open_library
+
+    if mode not in MODES:
+        raise UserError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if per not in PER:
+        raise UserError(f"--per must be one of {', '.join(PER)}, got {per!r}")
+    if not 50.0 <= quantile <= 99.99:
+        raise UserError(f"--quantile must be within [50, 99.99], got {quantile}")
+    if not scale_k > 0:
+        raise UserError(f"--scale must be positive, got {scale_k}")
+    if detector.enrolled:
+        raise UserError("this model has enrolled labels: build prototype heads before enrolling")
+    sr = detector.features.sample_rate
+    n_labels = detector.net_config.n_labels
+    library = open_library(library_spec, sr, None)
+    if library_hash(library) != detector.library.get("hash"):
+        # --labels N models are cut to their first N labels; they match the cut library
+        trained = [lab for lab in dict.fromkeys(library.labels)][:n_labels]
+        library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
+        if library_hash(library) != detector.library.get("hash"):
+            raise UserError(f"{library_spec}: not the library this model was trained on (library hash differs)")
+    valid = set(detector.library.get("valid_atom_ids") or [])
+    keep = [i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid]
+    library = library.subset(keep)
+    labels = detector.labels[:n_labels]
+    index = {lab: k for k, lab in enumerate(labels)}
+    net = detector.net(device)
+    front = make_front_end(detector.net_config, detector.features, device)
+
+    def n_out(n_samples: int) -> int:
+        return (front.n_frames(n_samples) + 1) // 2
+
+    # standardiser and negatives: frames of un-augmented mixtures of these recordings
+    source = MixtureSource(library, hop_out=2 * detector.features.hop, labels=labels)
+    hs, ts = [], []
+    for k in range(0, clips, 16):
+        waves, targets = source.batch(min(16, clips - k), CALIBRATION_SEED + k, n_out, 10.0)
+        h = _frames(net, front, waves, device)
+        live = np.abs(waves).reshape(len(waves), -1).max(axis=1) > 0
+        for b in np.flatnonzero(live):
+            j = min(h.shape[1], targets.shape[2])
+            hs.append(h[b, :j])
+            ts.append(targets[b, :, :j].T)
+    frames = np.concatenate(hs)
+    truth = np.concatenate(ts) >= 0.5
+    mean = frames.mean(axis=0)
+    std = frames.std(axis=0) + 1e-3
+    z = _unit_rows((frames - mean) / std)
+
+    vectors, owner = [], []
+    for i in range(len(library)):
+        w = library.audio(i).astype(np.float32)
+        h = _frames(net, front, w[None], device)[0]
+        mel = front(torch_module().from_numpy(w[None]).to(device))
+        mel = mel[0] if isinstance(mel, tuple) else mel
+        energy = mel[0].cpu().numpy().max(axis=0)[::2][: len(h)]
+        active = energy >= energy.max() - ACTIVE_DB / 10
+        h = h[active] if active.any() else h
+        vectors.append(_unit_rows(_unit_rows((h - mean) / std).mean(axis=0)))
+        owner.append(index[library.labels[i]])
+    vectors = np.stack(vectors)
+    owner = np.asarray(owner, np.int64)
+    if per == "label":
+        present = sorted(set(owner.tolist()))
+        vectors = np.stack([_unit_rows(vectors[owner == c].mean(axis=0)) for c in present])
+        owner = np.asarray(present, np.int64)
+    missing = [labels[c] for c in range(n_labels) if c not in set(owner.tolist())]
+    if missing:
+        raise UserError(f"no training recording left for {len(missing)} label(s) ({', '.join(missing[:5])}): cannot build their prototypes")
+    cos = z @ vectors.T  # [N, P]
+    centre = np.zeros(n_labels)
+    scale = np.zeros(n_labels)
+    for c in range(n_labels):
+        s = cos[:, owner == c].max(axis=1)
+        neg = s[~truth[:, c]]
+        centre[c] = np.percentile(neg, quantile)
+        scale[c] = max(0.01, scale_k * float(neg.std()))
+    out = replace(detector, prototypes={
+        "mode": mode,
+        "per": per,
+        "vectors": np.asarray(vectors, np.float32).tolist(),
+        "label": owner.tolist(),
+        "centre": np.round(centre, 6).tolist(),
+        "scale": np.round(scale, 6).tolist(),
+        "mean": np.asarray(mean, np.float32).tolist(),
+        "std": np.asarray(std, np.float32).tolist(),
+        "settings": {"quantile": quantile, "scale_k": scale_k, "clips": clips, "include_valid": include_valid,
+                     "recordings": len(library), "calibration_seed": CALIBRATION_SEED},
+    })
+    out._net = detector._net
+    return out
+
+
+def prototype_probs(detector, h):
+    """torch [B, L, J] probabilities of the trained labels from frame embeddings h [B, C', J]."""
+    torch = torch_module()
+
+    p = detector.prototypes
+    dev = h.device
+    mean = torch.tensor(p["mean"], dtype=torch.float32, device=dev)[None, :, None]
+    std = torch.tensor(p["std"], dtype=torch.float32, device=dev)[None, :, None]
+    z = torch.nn.functional.normalize((h.float() - mean) / std, dim=1)
+    vec = torch.tensor(np.asarray(p["vectors"], np.float32), device=dev)  # [P, C']
+    cos = torch.einsum("pc,bcj->bpj", vec, z)
+    owner = torch.tensor(p["label"], dtype=torch.int64, device=dev)
+    n = len(p["centre"])
+    best = torch.full((h.shape[0], n, h.shape[2]), -2.0, device=dev)
+    best = best.scatter_reduce(1, owner[None, :, None].expand_as(cos), cos, reduce="amax")
+    centre = torch.tensor(p["centre"], dtype=torch.float32, device=dev)[None, :, None]
+    scale = torch.tensor(p["scale"], dtype=torch.float32, device=dev)[None, :, None]
+    return torch.sigmoid((best - centre) / scale)

@@ -1,0 +1,172 @@
+"""Prototype heads (`detect prototypes`, issue 21): every trained label scored by cosine to
+prototypes of its training recordings instead of the linear head.
+
+A tagger trained for seconds on eight procedural sounds, two recordings each (noise seeds 0 and
+1; one of each held out for validation), gets prototype heads; an isolated recording is then
+found under its own label at the right time, the heads survive the model file, recordings held
+out for validation are left out unless asked for, the same command writes the same bytes, and
+bad input is one clear error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+pytest.importorskip("torch")
+pytest.importorskip("scipy")
+
+from reasonaudio import _core  # noqa: E402
+from reasonaudio.atoms import AtomLibrary  # noqa: E402
+from reasonaudio.detect.infer import detect  # noqa: E402
+from reasonaudio.detect.model import Detector  # noqa: E402
+from reasonaudio.detect.prototypes import build  # noqa: E402
+from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
+from reasonaudio.errors import UserError  # noqa: E402
+
+FAMILIES = ("bells", "sirens", "rain", "drums", "whistles", "engines", "chirps", "alarms")
+SR = 16000
+
+
+def _library() -> AtomLibrary:
+    """One label of each family, recorded twice (procedural noise seeds 0 and 1)."""
+    lab0, phr0, fam0, _, _ = _core.procedural_atoms(SR, 0)
+    pick = []
+    for fam in FAMILIES:
+        pick.append(next(i for i, f in enumerate(fam0) if f == fam))
+    ids, labels, phrases, families, chunks = [], [], [], [], []
+    for seed in (0, 1):
+        _, _, _, audio, offsets = _core.procedural_atoms(SR, seed)
+        for i in pick:
+            ids.append(f"{lab0[i]}_s{seed}")
+            labels.append(lab0[i])
+            phrases.append(phr0[i])
+            families.append(fam0[i])
+            chunks.append(np.asarray(audio[int(offsets[i]) : int(offsets[i + 1])], np.float32))
+    return AtomLibrary(atom_ids=ids, labels=labels, phrases=phrases, families=families, sources=["procedural"] * len(ids),
+                       licenses=["CC0-1.0"] * len(ids), sample_rate=SR, audio_flat=np.concatenate(chunks),
+                       offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("protos")
+    lib = _library()
+    lib.save(root / "lib")
+    cfg = TrainConfig(steps=40, batch=8, channels=32, crop_s=6.0, valid_clips=8, lr=1e-2, checks=2, valid_fraction=0.5)
+    detector = train(str(root / "lib"), cfg, progress=False)
+    return root, detector, lib
+
+
+def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path):
+    root, detector, lib = trained
+    assert len(detector.library["valid_atom_ids"]) == len(FAMILIES)  # one recording of each label held out
+    out = build(detector, str(root / "lib"), clips=16)
+    p = out.prototypes
+    assert p["mode"] == "prototypes" and p["settings"]["recordings"] == len(FAMILIES)  # the held-out ones left out
+    assert sorted(p["label"]) == list(range(len(FAMILIES))) and len(p["centre"]) == len(FAMILIES)
+    assert all(np.array_equal(out.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
+    loaded = Detector.load(out.save(tmp_path / "p.pt"))
+    assert loaded.prototypes == p
+    k = 2
+    atom = lib.audio(k)
+    clip = np.zeros(8 * SR, np.float32)
+    clip[2 * SR : 2 * SR + len(atom)] = atom
+    sf.write(tmp_path / "one.wav", clip, SR, subtype="FLOAT")
+    index = detect(loaded, [tmp_path / "one.wav"], ["one"], progress=False)
+    best = index.table().sort("confidence", descending=True).row(0, named=True)
+    assert best["label"] == lib.labels[k] and abs(best["onset_s"] - 2.0) < 0.5
+    head = detect(detector, [tmp_path / "one.wav"], ["one"], progress=False)
+    assert not np.array_equal(head.presence, index.presence)  # the prototypes, not the linear head, scored it
+
+
+def test_include_valid_per_label_and_both(trained):
+    root, detector, _ = trained
+    every = build(detector, str(root / "lib"), clips=16, include_valid=True)
+    assert every.prototypes["settings"]["recordings"] == 2 * len(FAMILIES) and len(every.prototypes["vectors"]) == 2 * len(FAMILIES)
+    per_label = build(detector, str(root / "lib"), clips=16, include_valid=True, per="label", mode="both")
+    assert len(per_label.prototypes["vectors"]) == len(FAMILIES) and per_label.prototypes["mode"] == "both"
+
+
+def test_prototypes_refuse_bad_input(trained, tmp_path):
+    root, detector, lib = trained
+    other = lib.subset(list(range(len(FAMILIES))))  # not the library it was trained on
+    other.save(tmp_path / "other")
+    with pytest.raises(UserError, match="not the library this model was trained on"):
+        build(detector, str(tmp_path / "other"))
+    with pytest.raises(UserError, match="--mode"):
+        build(detector, str(root / "lib"), mode="linear")
+    with pytest.raises(UserError, match="--quantile"):
+        build(detector, str(root / "lib"), quantile=100.0)
+
+
+def test_cli_prototypes_same_command_same_bytes(trained, tmp_path, capsys):
+    from reasonaudio.cli import main
+
+    root, detector, _ = trained
+    model = detector.save(tmp_path / "m.pt")
+    r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(root / "lib"),
+                        "--out", str(tmp_path / "a.pt")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(FAMILIES)} prototypes (recording)" in r.stdout
+    # the same command in this process writes the same bytes
+    assert main(["detect", "prototypes", str(model), str(root / "lib"), "--out", str(tmp_path / "b.pt")]) == 0
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    capsys.readouterr()
+    assert main(["detect", "prototypes", str(model), str(tmp_path / "nope"), "--out", str(tmp_path / "c.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "c.pt").exists()
+
+
+def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
+    import torch
+
+    from reasonaudio.detect.train import spec_augment
+
+    x = torch.randn(3, 64, 200)
+    a, b = spec_augment(x, 7), spec_augment(x, 7)
+    assert torch.equal(a, b) and not torch.equal(a, x) and not torch.equal(a, spec_augment(x, 8))
+    cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--spec-augment",
+           "--dropout", "0.3", "--quiet"]
+    r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", *cmd, "--out", str(tmp_path / "s0.pt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # the same run in this process: the same bytes (seeded masks and dropout)
+    cfg = TrainConfig(steps=4, batch=4, labels=6, channels=16, valid_clips=4, spec_augment=True, dropout=0.3)
+    train("procedural", cfg, progress=False).save(tmp_path / "s1.pt")
+    assert (tmp_path / "s0.pt").read_bytes() == (tmp_path / "s1.pt").read_bytes()
+    d = Detector.load(tmp_path / "s0.pt")
+    assert d.training["config"]["spec_augment"] is True and d.net_config.dropout == 0.3
+    assert TrainConfig().key() == TrainConfig(spec_augment=False, dropout=0.0).key() != TrainConfig(dropout=0.3).key()
+    with pytest.raises(UserError, match="--dropout"):
+        train("procedural", TrainConfig(steps=1, dropout=1.0), progress=False)
+    with pytest.raises(UserError, match="--front-end logmel"):
+        train("procedural", TrainConfig(steps=1, spec_augment=True, front_end="aisfx"), progress=False)
+
+
+def test_augment_variants_changes_the_recordings_but_adds_no_bed_or_room(trained):
+    from reasonaudio.detect.augment import AugmentConfig
+    from reasonaudio.detect.data import MixtureSource
+
+    _, _, lib = trained
+    src = MixtureSource(lib, hop_out=320)
+    cfg = AugmentConfig.variants()
+    n_out = lambda n: n // 320 + 1  # noqa: E731
+    waves, targets = src.batch(4, 123, n_out, augment=cfg)
+    again, _ = src.batch(4, 123, n_out, augment=cfg)
+    plain, _ = src.batch(4, 123, n_out)
+    assert np.array_equal(waves, again) and not np.array_equal(waves, plain)
+    # no bed and no room: every frame outside the events is silent (a bed or a reverberation tail would fill them)
+    silent = targets.max(axis=1) == 0  # [B, J]
+    for b in range(len(waves)):
+        frames = np.abs(waves[b][: (len(waves[b]) // 320) * 320]).reshape(-1, 320).max(axis=1)
+        quiet = silent[b, 1 : len(frames) - 1] & silent[b, : len(frames) - 2] & silent[b, 2 : len(frames)]
+        assert quiet.any() and np.all(frames[1 : len(frames) - 1][quiet] == 0.0)
+    with pytest.raises(SystemExit):
+        from reasonaudio.cli import main
+
+        main(["detect", "train", "procedural", "--augment", "rooms"])
