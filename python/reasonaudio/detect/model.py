@@ -247,8 +247,6 @@ class Detector:
         h = net.features(x)
         p = torch.sigmoid(net.head(h))
         if self.prototypes:
-            from reasonaudio.detect.prototypes import prototype_probs
-
             q = prototype_probs(self, h)
             p = q if self.prototypes["mode"] == "prototypes" else (p + q) / 2
         if self.enrolled:
@@ -278,3 +276,24 @@ def enrolled_probs(detector, h):
     hn = torch.nn.functional.normalize(h.float(), dim=1)
     cos = torch.einsum("kc,bcj->bkj", protos, hn)
     return torch.sigmoid((cos - centre) / scale)
+
+
+def prototype_probs(detector, h):
+    """torch [B, L, J] probabilities of the trained labels from frame embeddings h [B, C', J] by their
+    prototype heads (detect.prototypes builds them): the max cosine over a label's prototypes, calibrated."""
+    torch = torch_module()
+
+    p = detector.prototypes
+    dev = h.device
+    mean = torch.tensor(p["mean"], dtype=torch.float32, device=dev)[None, :, None]
+    std = torch.tensor(p["std"], dtype=torch.float32, device=dev)[None, :, None]
+    z = torch.nn.functional.normalize((h.float() - mean) / std, dim=1)
+    vec = torch.tensor(np.asarray(p["vectors"], np.float32), device=dev)  # [P, C']
+    cos = torch.einsum("pc,bcj->bpj", vec, z)
+    owner = torch.tensor(p["label"], dtype=torch.int64, device=dev)
+    n = len(p["centre"])
+    best = torch.full((h.shape[0], n, h.shape[2]), -2.0, device=dev)
+    best = best.scatter_reduce(1, owner[None, :, None].expand_as(cos), cos, reduce="amax")
+    centre = torch.tensor(p["centre"], dtype=torch.float32, device=dev)[None, :, None]
+    scale = torch.tensor(p["scale"], dtype=torch.float32, device=dev)[None, :, None]
+    return torch.sigmoid((best - centre) / scale)

@@ -149,23 +149,3 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
     })
     out._net = detector._net
     return out
-
-
-def prototype_probs(detector, h):
-    """torch [B, L, J] probabilities of the trained labels from frame embeddings h [B, C', J]."""
-    torch = torch_module()
-
-    p = detector.prototypes
-    dev = h.device
-    mean = torch.tensor(p["mean"], dtype=torch.float32, device=dev)[None, :, None]
-    std = torch.tensor(p["std"], dtype=torch.float32, device=dev)[None, :, None]
-    z = torch.nn.functional.normalize((h.float() - mean) / std, dim=1)
-    vec = torch.tensor(np.asarray(p["vectors"], np.float32), device=dev)  # [P, C']
-    cos = torch.einsum("pc,bcj->bpj", vec, z)
-    owner = torch.tensor(p["label"], dtype=torch.int64, device=dev)
-    n = len(p["centre"])
-    best = torch.full((h.shape[0], n, h.shape[2]), -2.0, device=dev)
-    best = best.scatter_reduce(1, owner[None, :, None].expand_as(cos), cos, reduce="amax")
-    centre = torch.tensor(p["centre"], dtype=torch.float32, device=dev)[None, :, None]
-    scale = torch.tensor(p["scale"], dtype=torch.float32, device=dev)[None, :, None]
-    return torch.sigmoid((best - centre) / scale)
