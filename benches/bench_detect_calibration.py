@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,33 +21,11 @@ import polars as pl
 from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.detect.infer import EventIndex, detect
 from reasonaudio.detect.model import Detector
-from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.detect.rank import parse_queries, score_matrix
 from reasonaudio.detect.train import train_cached
 from reasonaudio.evaluation.run import evaluate
-from reasonaudio.retrieval.base import ScoringModel
 
-SCHEMA = {"clip": pl.Int64, "label": pl.Int64, "onset_s": pl.Float64, "offset_s": pl.Float64, "confidence": pl.Float64, "gain_db": pl.Float64}
-
-
-class Fixed(ScoringModel):
-    def __init__(self, scores):
-        self.scores, self.spec = scores, "fixed"
-
-    def score(self, queries, clips):
-        return self.scores
-
-
-def rebuild(index: EventIndex, post, thresholds, extend_s: float) -> EventIndex:
-    found = [[] for _ in thresholds]
-    for i, cid in enumerate(index.clip_ids):
-        p = index.scores[cid].astype(np.float32)  # already median-filtered
-        _, per_t = events_of_clip(p, index.frame_s, index.durations_s[i], replace(post, median_frames=1), list(thresholds))
-        for t, evs in enumerate(per_t):
-            for lab, on, off, conf in evs:
-                found[t].append((i, lab, max(0.0, on - extend_s), min(index.durations_s[i], off + extend_s), conf, 0.0))
-    frames = [pl.DataFrame(e, schema=SCHEMA, orient="row") for e in found]
-    return EventIndex(**{**index.__dict__, "thresholds": tuple(thresholds), "events": frames, "operating": 0, "scores": None})
+from _detect_common import Fixed, events_at_thresholds  # benches/ is the script's folder, first on sys.path
 
 
 def main() -> int:
@@ -77,7 +54,7 @@ def main() -> int:
     report("as detected (0.3/0.5/0.7)", index)
     for ths in [(0.3, 0.5, 0.7), (0.2, 0.35, 0.5, 0.65, 0.8), tuple(np.round(np.arange(0.1, 1.0, 0.1), 1))]:
         for ext in (0.0, 0.1):
-            report(f"{len(ths)} thresholds, widened {ext:.1f} s", rebuild(index, d.post, ths, ext))
+            report(f"{len(ths)} thresholds, widened {ext:.1f} s", events_at_thresholds(index, d.post, ths, ext, keep_scores=False))
     return 0
 
 

@@ -21,41 +21,17 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 from reasonaudio.detect.infer import EventIndex, detect
 from reasonaudio.detect.model import Detector
-from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.detect.rank import engine_votes, main_events, overlap_pairs, parse_queries, soft_truth
 from reasonaudio.evaluation.run import evaluate
 from reasonaudio.io.benchmark import load_benchmark
-from reasonaudio.retrieval.base import ScoringModel
 
-SCHEMA = {"clip": pl.Int64, "label": pl.Int64, "onset_s": pl.Float64, "offset_s": pl.Float64, "confidence": pl.Float64, "gain_db": pl.Float64}
-
-
-class Fixed(ScoringModel):
-    def __init__(self, scores):
-        self.scores, self.spec = scores, "fixed"
-
-    def score(self, queries, clips):
-        return self.scores
-
-
-def with_thresholds(index: EventIndex, post, thresholds) -> EventIndex:
-    found = [[] for _ in thresholds]
-    for i, cid in enumerate(index.clip_ids):
-        p = index.scores[cid].astype(np.float32)  # already median-filtered
-        _, per_t = events_of_clip(p, index.frame_s, index.durations_s[i], replace(post, median_frames=1), list(thresholds))
-        for t, evs in enumerate(per_t):
-            for lab, on, off, conf in evs:
-                found[t].append((i, lab, on, off, conf, 0.0))
-    frames = [pl.DataFrame(e, schema=SCHEMA, orient="row") for e in found]
-    return EventIndex(**{**index.__dict__, "thresholds": tuple(thresholds), "events": frames, "operating": 0})
+from _detect_common import Fixed, events_at_thresholds  # benches/ is the script's folder, first on sys.path
 
 
 def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool) -> np.ndarray:
@@ -87,8 +63,8 @@ def main() -> int:
     index = detect(d, bench.audio_paths(), bench.clips["clip_id"].to_list(), keep_scores=True, progress=False,
                    pairs=overlap_pairs(logics, d.labels))
     print(f"detection {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    index = with_thresholds(index, d.post, (0.3, 0.5, 0.7))
-    low = with_thresholds(index, d.post, (0.1, 0.2, 0.3, 0.5, 0.7))
+    index = events_at_thresholds(index, d.post, (0.3, 0.5, 0.7))
+    low = events_at_thresholds(index, d.post, (0.1, 0.2, 0.3, 0.5, 0.7))
     rows = {}
     for name, idx, co, so in [("votes 0.3/0.5/0.7", index, False, False), ("coactive soft", index, True, False),
                               ("soft only (overlap)", index, False, True), ("coactive soft only (overlap)", index, True, True),
