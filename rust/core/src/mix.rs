@@ -538,9 +538,21 @@ fn render_clip_into(
     if !finite {
         return Err(MixError::NonFinite { clip });
     }
-    let ceiling = curves.opts.ceiling;
-    let gain = if peak > ceiling { ceiling / peak } else { 1.0 };
-    Ok(ClipStats { peak, gain })
+    Ok(ClipStats { peak, gain: limiter_gain(peak, curves.opts.ceiling) })
+}
+
+/// The limiter's linear factor for a mix whose peak is `peak`: 1 within the ceiling, else the
+/// largest f32 at or below `ceiling / peak` whose product with the peak stays within the ceiling
+/// (the rounded quotient can put the scaled peak one step above it).
+pub(crate) fn limiter_gain(peak: f32, ceiling: f32) -> f32 {
+    if peak <= ceiling {
+        return 1.0;
+    }
+    let mut gain = ceiling / peak;
+    while peak * gain > ceiling {
+        gain = f32::from_bits(gain.to_bits() - 1);
+    }
+    gain
 }
 
 /// Applies the limiter's gain to a mix (what [`render_clip`] returns; the corpus writers apply it
@@ -778,6 +790,21 @@ pub fn numbered_paths(dir: &Path, stem: &str, n: usize, format: AudioFormat) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limited_peak_never_exceeds_the_ceiling() {
+        use rand::Rng;
+        let mut rng = crate::plan::rng_for(3, 3);
+        for _ in 0..100_000 {
+            let ceiling: f32 = [0.98f32, 0.5, 1.0][rng.gen_range(0..3)];
+            let peak: f32 = rng.gen_range(ceiling..40.0);
+            let g = limiter_gain(peak, ceiling);
+            assert!(peak * g <= ceiling, "{peak} * {g} > {ceiling}");
+            // at most a few steps below the rounded quotient
+            assert!((ceiling / peak).to_bits() - g.to_bits() <= 2, "{peak}: {g} vs {}", ceiling / peak);
+        }
+        assert_eq!(limiter_gain(0.5, 0.98), 1.0);
+    }
     use std::fs;
 
     fn no_fades(ceiling: f32) -> MixOptions {
