@@ -50,6 +50,10 @@ def add_parser(subparsers) -> None:
     train.add_argument("--spec-augment", action="store_true",
                        help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
     train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
+    train.add_argument("--overlap-weight", type=float_in(1, 100), default=None,
+                       help="weight of the positive frames where two or more sounds are active in the loss, 1..100 (default 1: plain BCE)")
+    train.add_argument("--overlap-fraction", type=float_in(0, 1), default=None,
+                       help=f"share of overlapping clips in the training mixtures, 0..1 (default {d.overlap_fraction}, the benchmark's)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
     train.add_argument("--quiet", action="store_true")
@@ -143,7 +147,8 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
-                                   "front_end": args.front_end, "dropout": args.dropout}.items() if v is not None}
+                                   "front_end": args.front_end, "dropout": args.dropout,
+                                   "overlap_weight": args.overlap_weight, "overlap_fraction": args.overlap_fraction}.items() if v is not None}
     if args.spec_augment:
         overrides["spec_augment"] = True
     if args.augment:
