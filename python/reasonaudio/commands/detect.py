@@ -94,6 +94,15 @@ def add_parser(subparsers) -> None:
     proto.add_argument("--device", default=None)
     proto.set_defaults(func=run_prototypes)
 
+    ens = sub.add_parser("ensemble", help="average the probabilities of several taggers (e.g. other --seed runs) in one model file",
+                         description="An ensemble of taggers of one vocabulary, features and training library: every trained "
+                         "label's frame probability is the mean of the taggers'. Build prototype heads on each member first; "
+                         "detection costs one forward pass per tagger.")
+    ens.add_argument("models", type=Path, nargs="+", help="detector model files (at least two; ensembles are flattened)")
+    ens.add_argument("--out", type=Path, required=True, help="model file to write")
+    ens.add_argument("--force", action="store_true", help="replace --out if it exists")
+    ens.set_defaults(func=run_ensemble)
+
     run = sub.add_parser("run", help="detect the events of a corpus: write events_pred.parquet")
     run.add_argument("model", help="model file, or an atom library (trains or loads the cached model)")
     run.add_argument("audio", type=Path, help="benchmark directory, BEIR folder, or folder of audio files")
@@ -214,6 +223,22 @@ def run_prototypes(args: argparse.Namespace) -> int:
     p = out.prototypes
     print(f"{args.out}: {len(p['vectors'])} prototypes ({p['per']}) from {p['settings']['recordings']} recordings for "
           f"{len(p['centre'])} labels, mode {p['mode']}")
+    return 0
+
+
+def run_ensemble(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.ensemble import combine
+    from reasonaudio.detect.model import MODEL_FILE, Detector
+    from reasonaudio.errors import UserError
+    from reasonaudio.io.outputs import check_file, check_not_an_input
+
+    if any(args.out.resolve() == m.resolve() for m in args.models):
+        raise UserError(f"{args.out}: one of the input models; write the ensemble elsewhere")
+    check_not_an_input(args.out, list(args.models))
+    check_file(Path(args.out), MODEL_FILE, args.force)
+    out = combine([Detector.load(m) for m in args.models], list(args.models))
+    out.save(args.out, inputs=list(args.models), force=args.force)
+    print(f"{args.out}: an ensemble of {1 + len(out.members)} taggers, {len(out.labels)} labels")
     return 0
 
 

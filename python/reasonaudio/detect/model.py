@@ -164,6 +164,9 @@ class Detector:
     #: prototype heads of the trained labels (detect.prototypes): {"mode", "per", "vectors" [P, C'],
     #: "label" [P], "centre" [L], "scale" [L], "mean" [C'], "std" [C'], "settings"}; None: the linear head
     prototypes: dict | None = None
+    #: the other taggers of an ensemble (detect.ensemble): same vocabulary, features and library;
+    #: their trained-label probabilities are averaged with this one's. Empty: a single tagger
+    members: list = field(default_factory=list)
     _net: object = field(default=None, init=False, repr=False)
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
     run_info: dict = field(default_factory=dict, init=False, repr=False)
@@ -182,14 +185,9 @@ class Detector:
             self._net = net
         return self._net.to(torch.device(device))
 
-    def save(self, path: str | os.PathLike[str], *, inputs=(), force: bool = False) -> Path:
-        """Written atomically; an existing file is replaced only when it is an earlier model and
-        `force` is given."""
-        torch = torch_module()
-
-        path = Path(path)
+    def _payload(self) -> dict:
+        """The model file's dict (without `format`); ensemble members nest their own."""
         payload = {
-            "format": FORMAT,
             "labels": list(self.labels),
             "phrases": list(self.phrases),
             "features": self.features.to_dict(),
@@ -205,6 +203,34 @@ class Detector:
             payload["background"] = self.background
         if self.prototypes is not None:
             payload["prototypes"] = dict(self.prototypes)
+        if self.members:
+            payload["members"] = [m._payload() for m in self.members]
+        return payload
+
+    @classmethod
+    def _from_payload(cls, payload: dict) -> "Detector":
+        return cls(
+            labels=list(payload["labels"]),
+            phrases=list(payload["phrases"]),
+            features=FeatureConfig(**payload["features"]),
+            net_config=NetConfig.from_dict(payload["net"]),
+            state_dict=payload["state_dict"],
+            library=dict(payload["library"]),
+            training=dict(payload["training"]),
+            post=PostConfig(**payload["post"]),
+            enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
+            background=payload.get("background"),
+            prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
+            members=[cls._from_payload(m) for m in payload.get("members") or []],
+        )
+
+    def save(self, path: str | os.PathLike[str], *, inputs=(), force: bool = False) -> Path:
+        """Written atomically; an existing file is replaced only when it is an earlier model and
+        `force` is given."""
+        torch = torch_module()
+
+        path = Path(path)
+        payload = {"format": FORMAT, **self._payload()}
         # torch.save into memory: the archive's inner folder is then always "archive", not named
         # after a temporary file, so the same model is the same bytes
         buf = io.BytesIO()
@@ -226,29 +252,30 @@ class Detector:
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
             raise UserError(f"{path}: not a reasonaudio detector model (format {found!r}, expected {FORMAT!r})")
-        return cls(
-            labels=list(payload["labels"]),
-            phrases=list(payload["phrases"]),
-            features=FeatureConfig(**payload["features"]),
-            net_config=NetConfig.from_dict(payload["net"]),
-            state_dict=payload["state_dict"],
-            library=dict(payload["library"]),
-            training=dict(payload["training"]),
-            post=PostConfig(**payload["post"]),
-            enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
-            background=payload.get("background"),
-            prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
-        )
+        return cls._from_payload(payload)
 
-    def probabilities(self, net, x):
-        """Frame probabilities [B, labels, J] of the trained labels and then the enrolled ones."""
+    def _trained_probs(self, net, h):
+        """[B, trained labels, J] from this tagger's frame embeddings h: its head, its prototype heads, or their mean."""
         torch = torch_module()
 
-        h = net.features(x)
         p = torch.sigmoid(net.head(h))
         if self.prototypes:
             q = prototype_probs(self, h)
             p = q if self.prototypes["mode"] == "prototypes" else (p + q) / 2
+        return p
+
+    def probabilities(self, net, x):
+        """Frame probabilities [B, labels, J] of the trained labels (the mean over the ensemble's
+        taggers, detect.ensemble) and then the enrolled ones (this tagger's embeddings)."""
+        torch = torch_module()
+
+        h = net.features(x)
+        p = self._trained_probs(net, h)
+        if self.members:
+            for m in self.members:
+                member_net = m.net(h.device)
+                p = p + m._trained_probs(member_net, member_net.features(x))
+            p = p / (1 + len(self.members))
         if self.enrolled:
             p = torch.cat([p, enrolled_probs(self, h)], dim=1)
         return p

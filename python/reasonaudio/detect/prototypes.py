@@ -79,6 +79,8 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
         if library_hash(library) != detector.library.get("hash"):
             raise UserError(f"{library_spec}: not the library this model was trained on (library hash differs)")
+    if detector.members:
+        raise UserError("prototype heads belong to one tagger's embedding space: build them on each model before `detect ensemble`")
     valid = set(detector.library.get("valid_atom_ids") or [])
     keep = [i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid]
     library = library.subset(keep)
