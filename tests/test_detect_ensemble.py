@@ -92,3 +92,30 @@ def test_taggers_that_cannot_be_averaged_are_refused(pair, tmp_path, capsys):
 
     with pytest.raises(UserError, match="before `detect ensemble`"):
         build(combine([Detector.load(a), Detector.load(b)], [a, b]), "procedural")
+
+
+def test_valid_seed_gives_the_taggers_of_an_ensemble_one_validation_split(tmp_path):
+    from reasonaudio import _core
+    from reasonaudio.atoms import AtomLibrary
+
+    labels, phrases, families, _, _ = _core.procedural_atoms(16000, 0)
+    ids, labs, phrs, fams, chunks = [], [], [], [], []
+    for noise in (0, 1, 2):  # three recordings of each of eight sounds
+        _, _, _, audio, offsets = _core.procedural_atoms(16000, noise)
+        for i in range(8):
+            ids.append(f"{labels[i]}_n{noise}")
+            labs.append(labels[i])
+            phrs.append(phrases[i])
+            fams.append(families[i])
+            chunks.append(np.asarray(audio[int(offsets[i]) : int(offsets[i + 1])], np.float32))
+    lib = AtomLibrary(atom_ids=ids, labels=labs, phrases=phrs, families=fams, sources=["procedural"] * len(ids),
+                      licenses=["CC0-1.0"] * len(ids), sample_rate=16000, audio_flat=np.concatenate(chunks),
+                      offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64))
+    lib.save(tmp_path / "lib")
+
+    def held(**kw) -> list[str]:
+        cfg = TrainConfig(steps=1, batch=2, channels=8, valid_clips=2, checks=1, valid_fraction=0.4, **kw)
+        return train(str(tmp_path / "lib"), cfg, progress=False).library["valid_atom_ids"]
+
+    assert held(seed=1) != held(seed=0) == held(seed=1, valid_seed=0)
+    assert TrainConfig(seed=3).key() == TrainConfig(seed=3, valid_seed=None).key() != TrainConfig(seed=3, valid_seed=0).key()

@@ -50,6 +50,8 @@ def add_parser(subparsers) -> None:
     train.add_argument("--spec-augment", action="store_true",
                        help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
     train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
+    train.add_argument("--valid-seed", type=SEED, default=None,
+                       help="seed of the validation split of recordings (default: --seed); give the taggers of one ensemble the same")
     train.add_argument("--overlap-weight", type=float_in(1, 100), default=None,
                        help="weight of the positive frames where two or more sounds are active in the loss, 1..100 (default 1: plain BCE)")
     train.add_argument("--overlap-fraction", type=float_in(0, 1), default=None,
@@ -157,7 +159,7 @@ def run_train(args: argparse.Namespace) -> int:
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
                                    "front_end": args.front_end, "dropout": args.dropout,
-                                   "overlap_weight": args.overlap_weight, "overlap_fraction": args.overlap_fraction}.items() if v is not None}
+                                   "valid_seed": args.valid_seed, "overlap_weight": args.overlap_weight, "overlap_fraction": args.overlap_fraction}.items() if v is not None}
     if args.spec_augment:
         overrides["spec_augment"] = True
     if args.augment:

@@ -74,12 +74,15 @@ class TrainConfig:
     # `overlap_fraction` is the share of overlapping clips in the training plans (the benchmark's 0.4)
     overlap_weight: float = 1.0
     overlap_fraction: float = 0.4
+    # seed of the validation split of recordings; None: the training seed. Taggers of one ensemble
+    # (detect.ensemble) set it alike, so that they all hold out, and select on, the same recordings
+    valid_seed: int | None = None
     max_seconds: float | None = None  # safety stop: exceeding it fails the run (no model is written)
 
     def key(self) -> str:
         d = asdict(self)
         d.pop("max_seconds")  # a safety stop does not change the model
-        for name in ("spec_augment", "dropout", "overlap_weight", "overlap_fraction"):  # added later: at their defaults they leave earlier cache keys as they were
+        for name in ("spec_augment", "dropout", "overlap_weight", "overlap_fraction", "valid_seed"):  # added later: at their defaults they leave earlier cache keys as they were
             if d[name] == getattr(TrainConfig, name):
                 d.pop(name)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
@@ -383,7 +386,8 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     torch.manual_seed(config.seed)
     library, had_split = _open(library_spec, features.sample_rate, config.labels)
     label_names = list(dict.fromkeys(library.labels))
-    train_lib, valid_lib, held_out = split_validation(library, library_spec, config.valid_fraction, config.seed)
+    valid_seed = config.seed if config.valid_seed is None else config.valid_seed
+    train_lib, valid_lib, held_out = split_validation(library, library_spec, config.valid_fraction, valid_seed)
     aug = config.augment
     source = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names, overlap_fraction=config.overlap_fraction)
     seen = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names)
