@@ -170,3 +170,17 @@ def test_perception_errors_are_attributed_to_the_constraint_they_break():
     out = attribute(truth, detected, ["c0", "c1", "c2"], cases)
     assert out["overlap"] == {"missed sound (in overlap)": 1, "overlap misjudged": 1, "no single constraint (ranking)": 1}
     assert out["negation"] == {"false alarm (negated sound)": 1}
+
+
+def test_overlap_soft_truth_weighs_the_louder_sound_beside_the_coactivation():
+    from reasonaudio.detect.rank import soft_truth
+
+    # clip 0: one sound clearly there (0.98), the masked one barely rising with it (co 0.03);
+    # clip 1: neither sound, low co-activation noise of both (0.09). The masked pair ranks first.
+    presence = np.array([[0.98, 0.04], [0.12, 0.10]], np.float32)
+    nan = np.full((2, 2), np.nan)
+    logic = {"all": [{"overlap": ["siren", "dog_bark"]}]}
+    co = {(0, 1): np.array([0.03, 0.09], np.float32)}
+    value = soft_truth(logic, presence, nan, nan, {"siren": 0, "dog_bark": 1}, co)
+    assert value[0] > value[1]
+    np.testing.assert_allclose(value, np.sqrt(co[(0, 1)] * presence.max(axis=1)), rtol=1e-6)
