@@ -12,7 +12,10 @@ once (keeping the median-filtered frame scores), then ranks the same detections 
 - `soft only (overlap)`: overlap queries ranked by the soft value alone (votes ignored);
 - `coactive soft only (overlap)`: both;
 - `+ thresholds 0.1, 0.2`: the engine also votes at two low thresholds (a masked sound's
-  probability rarely reaches 0.3).
+  probability rarely reaches 0.3);
+- `… coactive soft`: both (shipped until stop 29);
+- `… + louder sound (shipped)`: the overlap factor is sqrt(co-activation x the louder sound's
+  presence), the ranking of `detect.rank` now.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from reasonaudio.io.benchmark import load_benchmark
 from _detect_common import Fixed, events_at_thresholds  # benches/ is the script's folder, first on sys.path
 
 
-def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool) -> np.ndarray:
+def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool, louder: bool = False) -> np.ndarray:
     label_index = {lab: i for i, lab in enumerate(index.labels)}
     known = [i for i, lg in enumerate(logics) if lg is not None]
     out = np.zeros((len(logics), len(index.clip_ids)), np.float32)
@@ -43,7 +46,7 @@ def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool) -
     k = len(index.thresholds)
     for row, q in enumerate(known):
         logic = logics[q]
-        soft = soft_truth(logic, index.presence, on, off, label_index, index.coactive if coactive else None)
+        soft = soft_truth(logic, index.presence, on, off, label_index, index.coactive if coactive else None, louder=louder)
         is_overlap = any("overlap" in c for c in logic["all"])
         v = np.zeros_like(soft) if (soft_only_overlap and is_overlap) else votes[row]
         out[q] = ((v + 0.999 * np.clip(soft, 0.0, 1.0)) / (k + 1)).astype(np.float32)
@@ -66,14 +69,17 @@ def main() -> int:
     index = events_at_thresholds(index, d.post, (0.3, 0.5, 0.7))
     low = events_at_thresholds(index, d.post, (0.1, 0.2, 0.3, 0.5, 0.7))
     rows = {}
-    for name, idx, co, so in [("votes 0.3/0.5/0.7", index, False, False), ("coactive soft", index, True, False),
-                              ("soft only (overlap)", index, False, True), ("coactive soft only (overlap)", index, True, True),
-                              ("+ thresholds 0.1, 0.2", low, False, False), ("+ thresholds 0.1, 0.2, coactive soft (shipped)", low, True, False)]:
-        r = evaluate(bench, Fixed(scores(idx, logics, co, so)), n_boot=0, progress=False)
+    for name, idx, co, so, loud in [("votes 0.3/0.5/0.7", index, False, False, False), ("coactive soft", index, True, False, False),
+                                    ("soft only (overlap)", index, False, True, False),
+                                    ("coactive soft only (overlap)", index, True, True, False),
+                                    ("+ thresholds 0.1, 0.2", low, False, False, False),
+                                    ("+ thresholds 0.1, 0.2, coactive soft", low, True, False, False),
+                                    ("+ thresholds 0.1, 0.2, coactive soft + louder sound (shipped)", low, True, False, True)]:
+        r = evaluate(bench, Fixed(scores(idx, logics, co, so, loud)), n_boot=0, progress=False)
         acc = {t: round(100 * v["mean"], 1) for t, v in r.summary["acc@1"].items()}
         two = {t: round(100 * v["mean"], 1) for t, v in r.two_option["accuracy"].items()}
         rows[name] = {"acc@1": acc, "two_option": two}
-        print(f"{name:40s} Acc@1 {' '.join(f'{t} {v}' for t, v in acc.items())} | two-option Avg {two.get('Avg')}")
+        print(f"{name:62s} Acc@1 {' '.join(f'{t} {v}' for t, v in acc.items())} | two-option Avg {two.get('Avg')}")
     if args.out:
         from reasonaudio.io.outputs import json_kind, write_output
 
