@@ -76,6 +76,7 @@ class DetectModel(ScoringModel):
         return {
             "setting": "audio only; grammar-parsed queries over a closed vocabulary (the detector's labels)",
             "model_file": str(self.model_path),
+            "taggers": 1 + len(d.members),  # > 1: an ensemble (detect ensemble), probabilities averaged
             "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
             "training_data": (
                 f"{d.training.get('clips_seen')} mixtures ({d.training.get('audio_hours_seen')} h) planned by the Rust planner and "
