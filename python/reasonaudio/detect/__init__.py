@@ -4,7 +4,8 @@ features (log-mel) [+ pretrained (optional aiSFX CNN embeddings)] -> model (fram
 file) -> data (training mixtures from the Rust planner and mixer) [+ augment (recording variants,
 beds, rooms; opt-in)] -> train (reproducible by steps/batch/seed, validated on held-out
 recordings, cached by library hash) -> enrol (few-shot labels as prototypes, no retraining) [+ prototypes (every trained label scored by
-prototypes of its training recordings, alone or averaged with the head; opt-in)] ->
+prototypes of its training recordings, alone or averaged with the head; opt-in)] [+ ensemble (several
+taggers' probabilities averaged in one model file; opt-in)] ->
 infer (event index of a corpus) -> postprocess (median filter, thresholds, gaps) -> rank
 (template grammar + Rust engine, graded score) -> metrics (SED metrics via sed_scores_eval) ->
 errors (which perception error costs which task). torch is imported only inside the functions

@@ -28,7 +28,7 @@ missed next to a sound that is clearly there: of the plain model's 70 missed ove
 development build (seed 7, 200 per task) the relevant clip had no vote in most, one sound near
 1 and the other near 0, and the clip ranked above it held neither sound, only low co-activation
 noise; with the louder presence, overlap Acc@1 65.0 -> 74.5 % there, the other tasks unchanged
-(docs/detect.md, "Overlap levers").
+(docs/detect.md, "Overlap, stop 29").
 Votes order the clips first (more thresholds agreeing is stronger evidence); the soft value breaks
 ties inside each vote level, so ties are rare and a near miss (a negated sound heard faintly, an
 order broken by a few hundred ms) ranks above a clear miss.
