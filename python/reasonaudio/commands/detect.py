@@ -231,12 +231,9 @@ def run_prototypes(args: argparse.Namespace) -> int:
 def run_ensemble(args: argparse.Namespace) -> int:
     from reasonaudio.detect.ensemble import combine
     from reasonaudio.detect.model import MODEL_FILE, Detector
-    from reasonaudio.errors import UserError
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
-    if any(args.out.resolve() == m.resolve() for m in args.models):
-        raise UserError(f"{args.out}: one of the input models; write the ensemble elsewhere")
-    check_not_an_input(args.out, list(args.models))
+    check_not_an_input(args.out, list(args.models))  # also refuses --out being one of the models
     check_file(Path(args.out), MODEL_FILE, args.force)
     out = combine([Detector.load(m) for m in args.models], list(args.models))
     out.save(args.out, inputs=list(args.models), force=args.force)

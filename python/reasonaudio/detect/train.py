@@ -432,7 +432,7 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
             x = spec_augment(x, TRAIN_SEED_BASE + config.seed * 100_003 + step)
         logits = net(x)
         target = torch.from_numpy(targets).to(device)
-        if config.overlap_weight != 1.0:
+        if config.overlap_weight != 1.0:  # at 1 the plain mean: the same value, and earlier models' bytes
             loss = overlap_weighted_bce(logits, target, config.overlap_weight)
         else:
             loss = loss_fn(logits, target)
