@@ -188,12 +188,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_enrol(args: argparse.Namespace) -> int:
     from reasonaudio.detect.enrol import enrol, read_recordings
-    from reasonaudio.detect.model import Detector
-    from reasonaudio.errors import UserError
-
-    if args.out.resolve() == args.model.resolve():
-        raise UserError(f"{args.out}: the same file as the input model; write the enrolled model elsewhere")
-    from reasonaudio.detect.model import MODEL_FILE
+    from reasonaudio.detect.model import MODEL_FILE, Detector
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
     check_not_an_input(args.out, [args.model, *args.recordings])  # before the work; save claims it again
@@ -211,11 +206,8 @@ def run_enrol(args: argparse.Namespace) -> int:
 def run_prototypes(args: argparse.Namespace) -> int:
     from reasonaudio.detect.model import MODEL_FILE, Detector
     from reasonaudio.detect.prototypes import build
-    from reasonaudio.errors import UserError
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
-    if args.out.resolve() == args.model.resolve():
-        raise UserError(f"{args.out}: the same file as the input model; write the new model elsewhere")
     check_not_an_input(args.out, [args.model, Path(args.library)])
     check_file(Path(args.out), MODEL_FILE, args.force)
     detector = Detector.load(args.model)
