@@ -13,15 +13,19 @@ import pytest
 
 from reasonaudio.atoms.sources.debian import PACKAGES, REDISTRIBUTABLE, apt_line, missing_packages, read_opensfx_cat, read_pack_table
 
-MISSING = missing_packages()
+from reasonaudio.atoms.sources.debian import EXTRA_TABLE  # noqa: E402
+
+MISSING = missing_packages(sorted({r["package"] for r in read_pack_table()}))
 needs_packages = pytest.mark.skipif(bool(MISSING), reason=f"Debian sound packages not installed: {apt_line(MISSING)}")
+EXTRA_MISSING = missing_packages(sorted({r["package"] for r in read_pack_table(EXTRA_TABLE)}))
+needs_extra_packages = pytest.mark.skipif(bool(EXTRA_MISSING), reason=f"Debian sound packages not installed: {apt_line(EXTRA_MISSING)}")
 
 
 def test_pack_table_is_curated() -> None:
     rows = read_pack_table()
     labels = {r["label"] for r in rows}
     assert len(labels) >= 60
-    assert {r["package"] for r in rows} == set(PACKAGES)
+    assert {r["package"] for r in rows} | {r["package"] for r in read_pack_table(EXTRA_TABLE)} == set(PACKAGES)
     first_phrase: dict[str, str] = {}
     for r in rows:
         if r["phrase"]:
@@ -114,3 +118,61 @@ def test_without_python_debian_the_error_says_what_to_install(tmp_path: Path, mo
     with pytest.raises(UserError, match=r"pip install 'reasonaudio\[atoms\]'"):
         pack_debian(tmp_path / "lib")
     assert not (tmp_path / "lib").exists()
+
+
+def test_reserved_packages_stay_out_of_every_table() -> None:
+    from reasonaudio.atoms.sources.debian import BEDS_TABLE, PACK_TABLE, is_reserved
+
+    # an independent test of the detector on unheard recordings is drawn from these (issue 21)
+    assert is_reserved("wesnoth-1.16-data") and is_reserved("tuxpaint-stamps-default") and is_reserved("frozen-bubble-data")
+    assert not is_reserved("0ad-data") and not is_reserved("minetest-data")
+    assert not any(is_reserved(p) for p in PACKAGES)
+    for table in (PACK_TABLE, BEDS_TABLE, EXTRA_TABLE):
+        assert not any(is_reserved(r["package"]) for r in read_pack_table(table))
+
+
+def test_extra_table_speaks_the_packs_vocabulary_from_other_packages() -> None:
+    pack = read_pack_table()
+    phrase = {r["label"]: r["phrase"] for r in pack if r["phrase"]}
+    extra = read_pack_table(EXTRA_TABLE)
+    assert len(extra) >= 100
+    for r in extra:
+        assert phrase.get(r["label"]) == r["phrase"], r  # same label, same phrase: one vocabulary
+        assert not r["cut_s"] or 0 < float(r["cut_s"]) <= 10, r
+    # its recordings come from packages the pack's test recordings never come from
+    assert {r["package"] for r in extra}.isdisjoint({r["package"] for r in pack})
+    assert len({(r["package"], r["file"]) for r in extra}) == len(extra)
+
+
+def test_a_texture_longer_than_the_longest_atom_is_cut_and_faded() -> None:
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    from reasonaudio.atoms.sources.common import Candidate, load_candidate
+
+    noise = (0.3 * np.random.default_rng(0).standard_normal(16000 * 15)).astype(np.float32)
+    buf = io.BytesIO()
+    sf.write(buf, noise, 16000, format="WAV")
+    whole = Candidate("river.wav", None, "flowing_water", "water flowing", "CC0-1.0", data=buf.getvalue())
+    assert load_candidate(whole, 16000, 0.15, 10.0)[0] == "length"  # no cut asked: left out, as before
+    cut = Candidate("river.wav", None, "flowing_water", "water flowing", "CC0-1.0", data=buf.getvalue(), cut_s=10.0)
+    assert load_candidate(cut, 16000, 0.15, 10.0) is None
+    assert len(cut.audio) == 160000 and abs(float(cut.audio[-1])) < 1e-3 < float(np.abs(cut.audio[-2000:-800]).max())
+
+
+@needs_extra_packages
+def test_extra_pack_is_training_only(tmp_path: Path) -> None:
+    run = lambda *a: subprocess.run([sys.executable, "-m", "reasonaudio", *a], capture_output=True, text=True)
+    refused = run("atoms", "pack", "debian-extra", "--out", str(tmp_path / "x"), "--split-fraction", "0.3")
+    assert refused.returncode == 2 and "training-only" in refused.stderr and not (tmp_path / "x").exists()
+    done = run("atoms", "pack", "debian-extra", "--out", str(tmp_path / "extra"))
+    assert done.returncode == 0, done.stderr
+    atoms = pl.read_parquet(tmp_path / "extra" / "atoms.parquet")
+    assert set(atoms["split"]) == {"train"}
+    assert atoms.height >= 0.9 * len(read_pack_table(EXTRA_TABLE))
+    assert atoms["duration_s"].max() <= 10.0 + 1e-6
+    assert set(atoms["license"]) <= set(REDISTRIBUTABLE)
+    zipped = atoms.filter(pl.col("source").str.contains("public.zip:audio/"))
+    assert zipped.height > 0 and zipped["license"].unique().to_list() == ["CC-BY-SA-3.0"]

@@ -170,3 +170,22 @@ def test_augment_variants_changes_the_recordings_but_adds_no_bed_or_room(trained
         from reasonaudio.cli import main
 
         main(["detect", "train", "procedural", "--augment", "rooms"])
+
+
+def test_prototypes_of_a_model_trained_on_two_libraries(tmp_path, capsys):
+    # `detect train PACK EXTRA` models: their prototypes come from the same libraries, in that order
+    from reasonaudio.cli import main
+
+    lib = _library()
+    n = len(FAMILIES)
+    lib.subset(list(range(n))).save(tmp_path / "a")
+    lib.subset(list(range(n, 2 * n))).save(tmp_path / "b")
+    cfg = TrainConfig(steps=4, batch=4, channels=16, crop_s=4.0, valid_clips=4, checks=1, valid_fraction=0.0)
+    model = train([str(tmp_path / "a"), str(tmp_path / "b")], cfg, progress=False).save(tmp_path / "m.pt")
+    args = ["detect", "prototypes", str(model), str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "p.pt")]
+    assert main(args) == 0
+    assert Detector.load(tmp_path / "p.pt").prototypes["settings"]["recordings"] == 2 * n
+    capsys.readouterr()
+    assert main(["detect", "prototypes", str(model), str(tmp_path / "a"), "--out", str(tmp_path / "q.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "in its order" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "q.pt").exists()

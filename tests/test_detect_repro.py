@@ -16,7 +16,7 @@ pytest.importorskip("scipy")
 from reasonaudio.atoms import AtomLibrary  # noqa: E402
 from reasonaudio.detect.augment import AugmentConfig, room_ir, scene, speed, stretch, variant  # noqa: E402
 from reasonaudio.detect.model import Detector  # noqa: E402
-from reasonaudio.detect.train import TrainConfig, open_library, split_validation, train  # noqa: E402
+from reasonaudio.detect.train import TrainConfig, _open, open_library, split_validation, train  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 
 SR = 16000
@@ -115,6 +115,21 @@ def test_several_libraries_of_one_vocabulary_train_one_detector(tmp_path):
     c = _multi(tmp_path, "c", per_label=1, phrase_suffix=" far away")
     with pytest.raises(UserError, match="cannot train one detector"):
         open_library([a, c], SR)
+
+
+def test_adding_a_library_leaves_the_first_ones_held_out_recordings_unchanged(tmp_path):
+    # a development benchmark built from the pack's held-out recordings must stay unheard when a
+    # model also trains on an extra library: each library is split on its own seed stream
+    a = _multi(tmp_path, "a", per_label=4)
+    b = _multi(tmp_path, "b", per_label=3, gain=0.7)
+    alone = split_validation(open_library(a, SR), a, 0.25, seed=0)[1]
+    lib, _, origins = _open([a, b], SR)
+    _, both, what = split_validation(lib, [a, b], 0.25, seed=0, origins=origins)
+    from_a = [x for x, o in zip(both.atom_ids, [origins[lib.atom_ids.index(x)] for x in both.atom_ids]) if o == 0]
+    assert from_a == list(alone.atom_ids)
+    assert len(both) > len(alone)  # the extra library holds out recordings of its own
+    # without origins (one library) the draw is the one a single library always had
+    assert list(split_validation(open_library(a, SR), a, 0.25, seed=0, origins=None)[1].atom_ids) == list(alone.atom_ids)
 
 
 def test_augmentations_change_the_sound_as_documented():

@@ -64,14 +64,15 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _pack(args: argparse.Namespace) -> int:
-    from reasonaudio.atoms.sources.debian import BEDS_MAX_S, BEDS_TABLE, PACK_TABLE, pack_debian
+    from reasonaudio.atoms.sources.debian import BEDS_MAX_S, BEDS_TABLE, EXTRA_MIN_S, EXTRA_TABLE, PACK_MIN_S, PACK_TABLE, pack_debian
 
     beds = args.source == "debian-beds"
+    min_s = args.min_duration if args.min_duration is not None else EXTRA_MIN_S if args.source == "debian-extra" else PACK_MIN_S
     report = pack_debian(
         args.out,
-        table=BEDS_TABLE if beds else PACK_TABLE,
+        table={"debian": PACK_TABLE, "debian-beds": BEDS_TABLE, "debian-extra": EXTRA_TABLE}[args.source],
         sample_rate=args.sample_rate,
-        min_duration_s=args.min_duration,
+        min_duration_s=min_s,
         max_duration_s=args.max_duration if args.max_duration is not None else BEDS_MAX_S if beds else 10.0,
         split_fraction=args.split_fraction,
         seed=args.seed,
@@ -147,14 +148,16 @@ def add_parser(subparsers) -> None:
     imp.set_defaults(func=_import)
 
     pack = sub.add_parser("pack", help="build a library of real recordings from installed packages (offline)")
-    pack.add_argument("source", choices=["debian", "debian-beds"],
+    pack.add_argument("source", choices=["debian", "debian-beds", "debian-extra"],
                       help="debian: recordings of Debian sound/game-data packages; debian-beds: their ambience loops, "
-                      "a bed library for build --background")
+                      "a bed library for build --background; debian-extra: other packages' recordings of the pack's labels, "
+                      "all `train`, to train a detector on beside the pack (detect train PACK EXTRA)")
     pack.add_argument("--out", required=True, metavar="ATOMS", help="library directory to create")
     pack.add_argument("--sample-rate", type=_positive_rate, default=16000, help="library sample rate (default 16000)")
     pack.add_argument("--split-fraction", type=float, default=None, metavar="F", help="share of each label's exemplars in the test split")
     pack.add_argument("--seed", type=SEED, default=0, help="seed of the --split-fraction draw, 0..2^32-1 (default 0)")
-    pack.add_argument("--min-s", dest="min_duration", type=float, default=0.15, help="shortest atom after trimming, s (default 0.15)")
+    pack.add_argument("--min-s", dest="min_duration", type=float, default=None,
+                      help="shortest atom after trimming, s (default 0.15; 0.1 for debian-extra)")
     pack.add_argument("--max-s", dest="max_duration", type=float, default=None,
                       help="longest atom after trimming, s (default 10; 120 for debian-beds)")
     pack.add_argument("--allow-missing", action="store_true", help="build from the packages installed, leaving out the others")

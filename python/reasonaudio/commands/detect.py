@@ -80,7 +80,7 @@ def add_parser(subparsers) -> None:
                            "calibrated on negative frames of training mixtures; the trained weights are unchanged. Recordings "
                            "held out for validation at training time are left out unless --include-valid.")
     proto.add_argument("model", type=Path, help="detector model file (trained by `detect train`)")
-    proto.add_argument("library", help="the atom library the model was trained on (its train recordings)")
+    proto.add_argument("library", nargs="+", help="the atom library (or libraries, in the same order) the model was trained on (their train recordings)")
     proto.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the prototype heads)")
     proto.add_argument("--mode", choices=["prototypes", "both"], default="prototypes",
                        help="prototypes (default): replace the linear head; both: the mean of the two probabilities")
@@ -208,12 +208,14 @@ def run_prototypes(args: argparse.Namespace) -> int:
     from reasonaudio.detect.prototypes import build
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
-    check_not_an_input(args.out, [args.model, Path(args.library)])
+    libraries = [Path(x) for x in args.library]
+    check_not_an_input(args.out, [args.model, *libraries])
     check_file(Path(args.out), MODEL_FILE, args.force)
     detector = Detector.load(args.model)
-    out = build(detector, args.library, mode=args.mode, per=args.per, include_valid=args.include_valid,
+    spec = args.library[0] if len(args.library) == 1 else list(args.library)
+    out = build(detector, spec, mode=args.mode, per=args.per, include_valid=args.include_valid,
                 quantile=args.quantile, scale_k=args.scale, device=_device(args.device))
-    out.save(args.out, inputs=[args.model, Path(args.library)], force=args.force)
+    out.save(args.out, inputs=[args.model, *libraries], force=args.force)
     p = out.prototypes
     print(f"{args.out}: {len(p['vectors'])} prototypes ({p['per']}) from {p['settings']['recordings']} recordings for "
           f"{len(p['centre'])} labels, mode {p['mode']}")

@@ -27,6 +27,8 @@ use them; the trained weights are unchanged.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import replace
 
 import numpy as np
@@ -78,7 +80,8 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         trained = [lab for lab in dict.fromkeys(library.labels)][:n_labels]
         library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
         if library_hash(library) != detector.library.get("hash"):
-            raise UserError(f"{library_spec}: not the library this model was trained on (library hash differs)")
+            shown = library_spec if isinstance(library_spec, (str, os.PathLike)) else " ".join(map(str, library_spec))
+            raise UserError(f"{shown}: not the library this model was trained on (library hash differs; give the libraries of `detect train`, in its order)")
     if detector.members:
         raise UserError("prototype heads belong to one tagger's embedding space: build them on each model before `detect ensemble`")
     valid = set(detector.library.get("valid_atom_ids") or [])

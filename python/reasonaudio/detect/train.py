@@ -184,7 +184,8 @@ def open_library(spec, sample_rate: int, labels: int | None = None):
 
 
 def _open(spec, sample_rate: int, labels: int | None = None):
-    """(library, whether a split chose its exemplars). The training library: each library's `train` exemplars (all of a library without a split),
+    """(library, whether a split chose its exemplars, which of the libraries each recording came from).
+    The training library: each library's `train` exemplars (all of a library without a split),
     several libraries concatenated, optionally cut to the first `labels` labels."""
     from reasonaudio.atoms import AtomLibrary
     from reasonaudio.atoms.exemplars import select_split
@@ -201,17 +202,23 @@ def _open(spec, sample_rate: int, labels: int | None = None):
             library = select_split(library, "train")
         parts.append(library)
     library = _concat(parts, specs)
+    origins = [k for k, part in enumerate(parts) for _ in range(len(part))]
     if labels is not None:
         vocab = list(dict.fromkeys(library.labels))
         if not 1 <= labels <= len(vocab):
             raise UserError(f"--labels must be within 1..{len(vocab)}, got {labels}")
-        keep = set(vocab[:labels])
-        library = library.subset([i for i, lab in enumerate(library.labels) if lab in keep])
-    return library, had_split
+        wanted = set(vocab[:labels])
+        keep = [i for i, lab in enumerate(library.labels) if lab in wanted]
+        library, origins = library.subset(keep), [origins[i] for i in keep]
+    return library, had_split, origins
 
 
-def split_validation(library, spec, fraction: float, seed: int):
-    """(training recordings, held-out recordings or None, what "held out" means here)."""
+def split_validation(library, spec, fraction: float, seed: int, origins: list[int] | None = None):
+    """(training recordings, held-out recordings or None, what "held out" means here).
+
+    Each library of several (`origins[i]`: the library recording i came from) is split on its own,
+    with its own stream of the seed: adding a library never changes which recordings of another are
+    held out, so a development benchmark built from one library's held-out recordings stays unheard."""
     specs = _specs(spec)
     if not 0.0 <= fraction < 1.0:
         raise UserError(f"--valid-fraction must be within [0, 1), got {fraction}")
@@ -232,13 +239,17 @@ def split_validation(library, spec, fraction: float, seed: int):
             f"the procedural library has one recording per label: held out = the same recipes re-synthesised with noise "
             f"seed {PROCEDURAL_VALID_SEED} (other hit timings and noise, same sound design); all seed-0 recordings train"
         )
-    rng = np.random.default_rng([seed, 0x7A11D])
+    origins = origins if origins is not None else [0] * len(library)
     held: list[int] = []
-    for label in dict.fromkeys(library.labels):
-        ex = [i for i, lab in enumerate(library.labels) if lab == label]
-        if len(ex) >= 2:
-            k = min(len(ex) - 1, max(1, int(round(fraction * len(ex)))))
-            held.extend(int(i) for i in rng.permutation(ex)[:k])
+    for origin in dict.fromkeys(origins):
+        # the first library's stream is the one a single library always had (same held-out recordings)
+        rng = np.random.default_rng([seed, 0x7A11D] + ([origin] if origin else []))
+        mine = [i for i in range(len(library)) if origins[i] == origin]
+        for label in dict.fromkeys(library.labels[i] for i in mine):
+            ex = [i for i in mine if library.labels[i] == label]
+            if len(ex) >= 2:
+                k = min(len(ex) - 1, max(1, int(round(fraction * len(ex)))))
+                held.extend(int(i) for i in rng.permutation(ex)[:k])
     if not held:
         return library, None, "none: no label has two training recordings"
     held_set = set(held)
@@ -385,10 +396,10 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     torch = torch_module()
 
     torch.manual_seed(config.seed)
-    library, had_split = _open(library_spec, features.sample_rate, config.labels)
+    library, had_split, origins = _open(library_spec, features.sample_rate, config.labels)
     label_names = list(dict.fromkeys(library.labels))
     valid_seed = config.seed if config.valid_seed is None else config.valid_seed
-    train_lib, valid_lib, held_out = split_validation(library, library_spec, config.valid_fraction, valid_seed)
+    train_lib, valid_lib, held_out = split_validation(library, library_spec, config.valid_fraction, valid_seed, origins)
     aug = config.augment
     source = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names, overlap_fraction=config.overlap_fraction)
     seen = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names)

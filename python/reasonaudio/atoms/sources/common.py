@@ -122,6 +122,7 @@ class Candidate:
     split: str = ""
     source: str = ""  # atoms.parquet `source`; defaults to `file`
     data: bytes | None = None  # audio bytes when the recording is not a file of its own
+    cut_s: float | None = None  # a texture (a river, a storm) longer than the longest atom keeps its first cut_s seconds
     audio: npt.NDArray[np.float32] | None = None
 
 def default_phrase(label: str) -> str:
@@ -275,6 +276,13 @@ def load_candidate(c: Candidate, sample_rate: int, min_duration_s: float, max_du
     if duration < min_duration_s:
         # three decimals: at two, a 0.049-s recording read "0.05 s < 0.05 s"
         return "length", f"too short after trimming silence: {duration:.3f} s < {min_duration_s:g} s"
+    if duration > max_duration_s and c.cut_s is not None and 0 < c.cut_s <= max_duration_s:
+        # a texture has no end to keep: its first seconds stand for it, faded out over 50 ms so the
+        # planner's loop of the atom does not click
+        trimmed = trimmed[: int(round(c.cut_s * sample_rate))].copy()
+        fade = min(len(trimmed), int(0.05 * sample_rate))
+        trimmed[len(trimmed) - fade :] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+        duration = len(trimmed) / sample_rate
     if duration > max_duration_s:
         return "length", f"too long after trimming silence: {duration:.2f} s > {max_duration_s:g} s"
     c.audio = _core.finish_atom(np.ascontiguousarray(trimmed, dtype=np.float32), int(sample_rate))

@@ -2,7 +2,10 @@
 
 The recordings and their labels are listed in a curated table shipped with reasonaudio
 (``reasonaudio/data/debian_pack.csv``: package, file, label, phrase; openttd-opensfx, minetest-data,
-sonic-pi-samples, sound-theme-freedesktop, scratch, lugaru-data). Each recording's license and
+sonic-pi-samples, sound-theme-freedesktop, scratch, lugaru-data). A second table
+(``debian_extra.csv``, `atoms pack debian-extra`) labels recordings of five other packages (0ad-data,
+supertuxkart-data, redeclipse-data, flare-game, endless-sky-data) with the same vocabulary, as a
+training-only library. Each recording's license and
 author come from the package itself: OpenSFX names both in every sound's title inside its ``.cat``
 archive; the other packages say them in their machine-readable ``/usr/share/doc/<pkg>/copyright``
 (read with python-debian). Only licenses that allow redistribution in a benchmark are taken
@@ -13,11 +16,13 @@ reported. Atoms record license, source package (and version) and original file.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import os
 import re
 import shutil
 import struct
+import zipfile
 import subprocess
 from dataclasses import dataclass
 from importlib import resources
@@ -31,11 +36,25 @@ PACK_TABLE = "debian_pack.csv"
 #: Ambience loops for background beds (contract §5), from the same packages under the same license
 #: rules; none of these files is an atom of PACK_TABLE, so a bed never replays an event's recording.
 BEDS_TABLE = "debian_beds.csv"
+#: Recordings of other packages (0ad-data, supertuxkart-data, redeclipse-data, ...) labelled with the
+#: pack's vocabulary, for *training only*: `atoms pack debian-extra` marks every one `train`, so a
+#: detector trained on the pack and on them is still tested on the pack's own held-out recordings,
+#: now from packages it never heard a recording of.
+EXTRA_TABLE = "debian_extra.csv"
+#: Packages kept out of every pack and training set: an independent test of the detector on
+#: recordings it never heard is drawn from them (fnmatch patterns).
+RESERVED_PACKAGES = (
+    "megaglest-data", "wesnoth-*-data", "warzone2100-data", "openarena-data", "lincity-ng-data", "tuxpaint-*",
+    "freedroidrpg-data", "supertux-data", "hedgewars-data", "pingus-data", "frozen-bubble-data",
+)
 #: Beds are textures: the longest (lugaru's desert ambience) lasts 60 s.
 BEDS_MAX_S = 120.0
 #: Footsteps, drum hits and knocks of these packages last 0.15-0.3 s; the planner loops an atom
 #: shorter than an event (events last >= 0.6 s), so they become a few steps or hits in a row.
 PACK_MIN_S = 0.15
+#: A single axe chop of 0ad-data lasts 0.13 s: a training-only recording is never planned into a
+#: benchmark, so the extra library keeps such one-shots.
+EXTRA_MIN_S = 0.1
 #: Licenses under which a recording may be redistributed inside a benchmark (attribution kept).
 REDISTRIBUTABLE = ("CC0-1.0", "CC-BY-3.0", "CC-BY-4.0", "CC-BY-SA-3.0", "CC-BY-SA-4.0", "MIT", "public-domain")
 _SPDX = {
@@ -43,6 +62,8 @@ _SPDX = {
     "cc-by-3.0": "CC-BY-3.0", "creative commons attribution 3.0 unported": "CC-BY-3.0", "creative commons attribution 3.0": "CC-BY-3.0",
     "cc-by-4.0": "CC-BY-4.0",
     "cc-by-sa-3.0": "CC-BY-SA-3.0", "creative commons attribution-sharealike 3.0 unported": "CC-BY-SA-3.0",
+    # "or any later version": redistributed under 3.0 itself
+    "cc-by-sa-3.0+": "CC-BY-SA-3.0",
     "cc-by-sa-4.0": "CC-BY-SA-4.0",
     "expat": "MIT", "mit": "MIT",
 }
@@ -64,8 +85,18 @@ PACKAGES = {
         Package("sound-theme-freedesktop", "/usr/share/sounds/freedesktop/stereo", "stereo/"),
         Package("scratch", "/usr/share/scratch", ""),
         Package("lugaru-data", "/usr/share/games/lugaru", "Data/"),
+        # the recordings of the extra (training-only) table
+        Package("0ad-data", "/usr/share/games/0ad/mods/public", "binaries/data/mods/public/"),
+        Package("supertuxkart-data", "/usr/share/games/supertuxkart/data", "data/"),
+        Package("redeclipse-data", "/usr/share/games/redeclipse/data", "data/"),
+        Package("flare-game", "/usr/share/games/flare", ""),
+        Package("endless-sky-data", "/usr/share/games/endless-sky", ""),
     )
 }
+
+
+def is_reserved(package: str) -> bool:
+    return any(fnmatch.fnmatchcase(package, pattern) for pattern in RESERVED_PACKAGES)
 
 
 def spdx(license_text: str) -> str:
@@ -79,6 +110,8 @@ def read_pack_table(table: str = PACK_TABLE) -> list[dict[str, str]]:
     for i, row in enumerate(rows, start=2):
         if row["package"] not in PACKAGES or not row["file"] or not row["label"]:
             raise AssertionError(f"reasonaudio/data/{table} line {i}: bad row {row}")
+        if is_reserved(row["package"]):
+            raise AssertionError(f"reasonaudio/data/{table} line {i}: {row['package']} is reserved for an independent test (RESERVED_PACKAGES)")
     return rows
 
 
@@ -166,7 +199,11 @@ def pack_debian(
     table: str = PACK_TABLE,
 ) -> ImportReport:
     """Write the Debian real-sound library to ``out`` (see the module docstring); with
-    ``table=BEDS_TABLE``, the library of ambience beds for ``build --background``."""
+    ``table=BEDS_TABLE``, the library of ambience beds for ``build --background``; with
+    ``table=EXTRA_TABLE``, the training-only library of other packages' recordings (all `train`)."""
+    training_only = table == EXTRA_TABLE
+    if training_only and split_fraction is not None:
+        raise UserError("debian-extra is a training-only library (every recording `train`, tests stay the pack's own): drop --split-fraction")
     rows = read_pack_table(table)
     wanted = sorted({r["package"] for r in rows})
     missing = missing_packages(wanted)
@@ -178,40 +215,19 @@ def pack_debian(
     rejected: list[tuple[str, str]] = []
     candidates: list[Candidate] = []
     cats: dict[str, dict[str, tuple[str, str, bytes]]] = {}
+    zips: dict[str, zipfile.ZipFile] = {}
     copyrights = {}
     versions = {p: _version(p) for p in wanted if p not in missing}
-    for row in rows:
-        pkg = PACKAGES[row["package"]]
-        shown = f"{pkg.name}:{row['file']}"
-        if pkg.name in missing:
-            skipped.append((shown, f"package not installed: {pkg.name} ({apt_line([pkg.name])})"))
-            continue
-        source = f"debian:{pkg.name}" + (f"={versions[pkg.name]}" if versions.get(pkg.name) else "") + f":{row['file']}"
-        if pkg.copyright_prefix is None:
-            archive, _, title = row["file"].partition(":")
-            if archive not in cats:
-                cats[archive] = read_opensfx_cat(Path(pkg.root) / archive)
-            if title not in cats[archive]:
-                rejected.append((shown, f"no sound titled {title!r} in {pkg.root}/{archive}"))
-                continue
-            license_, credit, wav = cats[archive][title]
-            candidates.append(Candidate(shown, None, row["label"], row["phrase"], license_, f"{credit} (OpenSFX)", source=source, data=wav))
-        else:
-            path = Path(pkg.root) / row["file"]
-            if not path.is_file():
-                rejected.append((shown, f"not found: {path}"))
-                continue
-            if pkg.name not in copyrights:
-                copyrights[pkg.name] = _copyright(pkg.name)
-            para = copyrights[pkg.name].find_files_paragraph(pkg.copyright_prefix + row["file"])
-            if para is None or para.license is None:
-                skipped.append((shown, f"license unknown: no stanza of /usr/share/doc/{pkg.name}/copyright covers it"))
-                continue
-            license_ = spdx(para.license.synopsis)
-            holders = "; ".join(re.sub(r"\s+", " ", x).strip() for x in (para.copyright or "").splitlines() if x.strip())
-            origin = para.get("Source", "") if hasattr(para, "get") else ""
-            credit = holders + (f" ({origin.strip()})" if origin and origin.strip() else "")
-            candidates.append(Candidate(shown, path, row["label"], row["phrase"], license_, credit, source=source))
+    try:
+        for row in rows:
+            candidate = _candidate(row, missing, versions, cats, zips, copyrights, skipped, rejected)
+            if candidate is not None:
+                if training_only:
+                    candidate.split = "train"
+                candidates.append(candidate)
+    finally:
+        for z in zips.values():
+            z.close()
     kept: list[Candidate] = []
     for c in candidates:
         if is_non_commercial(c.license) or c.license not in REDISTRIBUTABLE:
@@ -225,3 +241,55 @@ def pack_debian(
         family="debian",
     )
     return report
+
+
+def _candidate(row, missing, versions, cats, zips, copyrights, skipped, rejected) -> Candidate | None:
+    """The candidate of one table row, or None with the reason appended to skipped / rejected."""
+    pkg = PACKAGES[row["package"]]
+    shown = f"{pkg.name}:{row['file']}"
+    if pkg.name in missing:
+        skipped.append((shown, f"package not installed: {pkg.name} ({apt_line([pkg.name])})"))
+        return None
+    source = f"debian:{pkg.name}" + (f"={versions[pkg.name]}" if versions.get(pkg.name) else "") + f":{row['file']}"
+    if pkg.copyright_prefix is None:
+        archive, _, title = row["file"].partition(":")
+        if archive not in cats:
+            cats[archive] = read_opensfx_cat(Path(pkg.root) / archive)
+        if title not in cats[archive]:
+            rejected.append((shown, f"no sound titled {title!r} in {pkg.root}/{archive}"))
+            return None
+        license_, credit, wav = cats[archive][title]
+        return Candidate(shown, None, row["label"], row["phrase"], license_, f"{credit} (OpenSFX)", source=source, data=wav)
+    archive, in_zip, member = row["file"].partition(".zip:")
+    data = None
+    if in_zip:
+        # 0ad-data installs its sounds inside one 3 GB zip: read the one member, never unpack
+        archive += ".zip"
+        if archive not in zips:
+            try:
+                zips[archive] = zipfile.ZipFile(Path(pkg.root) / archive)
+            except (OSError, zipfile.BadZipFile) as err:
+                raise UserError(f"{pkg.root}/{archive}: cannot read as a zip archive ({err})") from None
+        try:
+            data = zips[archive].read(member)
+        except KeyError:
+            rejected.append((shown, f"no member {member!r} in {pkg.root}/{archive}"))
+            return None
+        path, inside = None, member
+    else:
+        path, inside = Path(pkg.root) / row["file"], row["file"]
+        if not path.is_file():
+            rejected.append((shown, f"not found: {path}"))
+            return None
+    if pkg.name not in copyrights:
+        copyrights[pkg.name] = _copyright(pkg.name)
+    para = copyrights[pkg.name].find_files_paragraph(pkg.copyright_prefix + inside)
+    if para is None or para.license is None:
+        skipped.append((shown, f"license unknown: no stanza of /usr/share/doc/{pkg.name}/copyright covers it"))
+        return None
+    license_ = spdx(para.license.synopsis)
+    holders = "; ".join(re.sub(r"\s+", " ", x).strip() for x in (para.copyright or "").splitlines() if x.strip())
+    origin = para.get("Source", "") if hasattr(para, "get") else ""
+    credit = holders + (f" ({origin.strip()})" if origin and origin.strip() else "")
+    cut_s = float(row["cut_s"]) if row.get("cut_s") else None
+    return Candidate(shown, path, row["label"], row["phrase"], license_, credit, source=source, data=data, cut_s=cut_s)
