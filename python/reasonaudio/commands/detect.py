@@ -27,7 +27,8 @@ def add_parser(subparsers) -> None:
                            description="Reproducible: the same command writes the same model bytes on CPU (steps, batch and "
                            "seed define the run; no wall-clock stop). Prints frame/event F1 on mixtures of the training "
                            "recordings and of held-out recordings.")
-    train.add_argument("library", nargs="+", help="`procedural` or atom library directories (several: one vocabulary, concatenated)")
+    train.add_argument("library", nargs="+", help="`procedural` or atom library directories (several: one vocabulary, concatenated; "
+                       "each library holds out its own validation recordings, so adding one never changes another's)")
     train.add_argument("--out", type=Path, default=None, help="model file to write (default: the cache, keyed by library hash)")
     train.add_argument("--steps", type=int_in(1, 10_000_000), default=None, help=f"optimiser steps, 1..10,000,000 (default {d.steps})")
     train.add_argument("--batch", type=int_in(1, 1024), default=None, help=f"clips per step, 1..1024 (default {d.batch}); each holds a mixture and its features in memory")
