@@ -51,6 +51,9 @@ def add_parser(subparsers) -> None:
     train.add_argument("--spec-augment", action="store_true",
                        help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
     train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
+    train.add_argument("--stem", choices=["1d", "2d"], default=None,
+                       help="1d (default): the mel bands are one feature vector per frame; 2d: three 3x3 convolutions over "
+                       "(band, frame) pooling frequency first, so a sound's pattern survives a shift or colour in frequency")
     train.add_argument("--valid-seed", type=SEED, default=None,
                        help="seed of the validation split of recordings (default: --seed); give the taggers of one ensemble the same")
     train.add_argument("--overlap-weight", type=float_in(1, 100), default=None,
@@ -159,7 +162,7 @@ def run_train(args: argparse.Namespace) -> int:
     overrides = {k: v for k, v in {"steps": args.steps, "batch": args.batch, "max_seconds": args.max_seconds,
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
-                                   "front_end": args.front_end, "dropout": args.dropout,
+                                   "front_end": args.front_end, "dropout": args.dropout, "stem": args.stem,
                                    "valid_seed": args.valid_seed, "overlap_weight": args.overlap_weight, "overlap_fraction": args.overlap_fraction}.items() if v is not None}
     if args.spec_augment:
         overrides["spec_augment"] = True

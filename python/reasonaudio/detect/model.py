@@ -54,12 +54,17 @@ class NetConfig:
     gru: int = 0  # hidden units per direction of a BiGRU; 0: none
     front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
     dropout: float = 0.0  # on the frame embeddings, before the head (training only)
+    # "2d": three 3x3 convolutions over (mel band, frame), each pooling frequency by 2, before the
+    # 1-D stem, so a sound shifted or coloured in frequency keeps its local pattern; "1d" (default):
+    # the 64 bands are one feature vector per frame (stop 30: the tagger learns a recording's colour)
+    stem: str = "1d"
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["dilations"] = list(self.dilations)
-        if not self.dropout:  # earlier model files have no such field: the same model, the same bytes
-            d.pop("dropout")
+        for name, default in (("dropout", 0.0), ("stem", "1d")):
+            if d[name] == default:  # earlier model files have no such field: the same model, the same bytes
+                d.pop(name)
         return d
 
     @classmethod
@@ -76,6 +81,10 @@ def make_front_end(cfg: NetConfig, features: FeatureConfig, device: str = "cpu")
 
         return AisfxFrontEnd(features, device)
     return LogMel(features, device)
+
+
+STEM2D_CHANNELS = (16, 32, 32)
+STEMS = ("1d", "2d")
 
 
 def build_net(cfg: NetConfig):
@@ -96,7 +105,16 @@ def build_net(cfg: NetConfig):
             super().__init__()
             c = cfg.channels
             self.inorm = nn.BatchNorm1d(cfg.n_mels)
-            self.stem = nn.Sequential(nn.Conv1d(cfg.n_mels, c, 5, stride=2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
+            stem_in = cfg.n_mels
+            self.stem2d = None
+            if cfg.stem == "2d":
+                layers, cin = [], 1
+                for cout in STEM2D_CHANNELS:
+                    layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d((2, 1))]
+                    cin = cout
+                self.stem2d = nn.Sequential(*layers)
+                stem_in = STEM2D_CHANNELS[-1] * (cfg.n_mels // 2 ** len(STEM2D_CHANNELS))
+            self.stem = nn.Sequential(nn.Conv1d(stem_in, c, 5, stride=2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
             self.blocks = nn.Sequential(*[Block(c, d) for d in cfg.dilations])
             self.gru = nn.GRU(c, cfg.gru, batch_first=True, bidirectional=True) if cfg.gru else None
             self.pre = None
@@ -114,7 +132,10 @@ def build_net(cfg: NetConfig):
             emb = None
             if isinstance(x, tuple):
                 x, emb = x
-            h = self.stem(self.inorm(x))
+            x = self.inorm(x)
+            if self.stem2d is not None:
+                x = self.stem2d(x.unsqueeze(1)).flatten(1, 2)  # [B, C2, mel / 8, F] -> [B, C2 * mel / 8, F]
+            h = self.stem(x)
             if self.pre is not None:
                 e = torch.nn.functional.interpolate(self.pre(emb), size=h.shape[-1], mode="linear", align_corners=False)
                 h = self.fuse(torch.cat([h, e], dim=1))

@@ -33,7 +33,7 @@ from reasonaudio.detect import torch_module
 from reasonaudio.detect.augment import AugmentConfig
 from reasonaudio.detect.data import TRAIN_SEED_BASE, VALID_SEED, MixtureSource, library_hash
 from reasonaudio.detect.features import FeatureConfig
-from reasonaudio.detect.model import Detector, NetConfig, PostConfig, build_net, make_front_end
+from reasonaudio.detect.model import STEMS, Detector, NetConfig, PostConfig, build_net, make_front_end
 from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.io import cache
 from reasonaudio.errors import UserError
@@ -68,6 +68,7 @@ class TrainConfig:
     # its own, filled with the clip's mean) and dropout on the frame embeddings the head reads
     spec_augment: bool = False
     dropout: float = 0.0
+    stem: str = "1d"  # NetConfig.stem
     # issue 21, overlap: most missed overlap queries lose a sound masked by the other, and frames
     # where two labels sound together are few, so the loss hardly sees them. `overlap_weight` weighs
     # the positive targets of such frames (two or more labels active) that many times in the BCE;
@@ -83,7 +84,7 @@ class TrainConfig:
     def key(self) -> str:
         d = asdict(self)
         d.pop("max_seconds")  # a safety stop does not change the model
-        for name in ("spec_augment", "dropout", "overlap_weight", "overlap_fraction", "valid_seed"):  # added later: at their defaults they leave earlier cache keys as they were
+        for name in ("spec_augment", "dropout", "overlap_weight", "overlap_fraction", "valid_seed", "stem"):  # added later: at their defaults they leave earlier cache keys as they were
             if d[name] == getattr(TrainConfig, name):
                 d.pop(name)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
@@ -91,6 +92,8 @@ class TrainConfig:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["augment"] = self.augment.to_dict()
+        if d["stem"] == "1d":  # model files from before the option: the same bytes
+            d.pop("stem")
         return d
 
 
@@ -376,6 +379,8 @@ def train(
         raise UserError("--steps and --batch must be at least 1")
     if config.front_end not in ("logmel", "aisfx"):
         raise UserError(f"--front-end must be logmel or aisfx, got {config.front_end!r}")
+    if config.stem not in STEMS:
+        raise UserError(f"--stem must be one of {', '.join(STEMS)}, got {config.stem!r}")
     if not 0.0 <= config.dropout < 1.0:
         raise UserError(f"--dropout must be within [0, 1), got {config.dropout}")
     if not 1.0 <= config.overlap_weight <= 100.0:
@@ -405,7 +410,7 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     seen = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names)
     unseen = MixtureSource(valid_lib, hop_out=2 * features.hop, labels=label_names) if valid_lib is not None else None
     net_cfg = NetConfig(n_labels=len(label_names), n_mels=features.n_mels, channels=config.channels, gru=config.gru,
-                        front_end=config.front_end, dropout=config.dropout)
+                        front_end=config.front_end, dropout=config.dropout, stem=config.stem)
     mel = make_front_end(net_cfg, features, device)
 
     def n_out(n_samples: int) -> int:
