@@ -216,8 +216,8 @@ def run_prototypes(args: argparse.Namespace) -> int:
     check_not_an_input(args.out, [args.model, *libraries])
     check_file(Path(args.out), MODEL_FILE, args.force)
     detector = Detector.load(args.model)
-    spec = args.library[0] if len(args.library) == 1 else list(args.library)
-    out = build(detector, spec, mode=args.mode, per=args.per, include_valid=args.include_valid,
+    # open_library takes a list of one as it takes one path
+    out = build(detector, list(args.library), mode=args.mode, per=args.per, include_valid=args.include_valid,
                 quantile=args.quantile, scale_k=args.scale, device=_device(args.device))
     out.save(args.out, inputs=[args.model, *libraries], force=args.force)
     p = out.prototypes

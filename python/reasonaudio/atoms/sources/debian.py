@@ -22,8 +22,8 @@ import os
 import re
 import shutil
 import struct
-import zipfile
 import subprocess
+import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
