@@ -211,23 +211,15 @@ def pack_debian(
         raise UserError(
             f"the Debian sound pack needs package(s) {', '.join(missing)}, not installed here; install with: {apt_line(missing)}"
         )
-    skipped: list[tuple[str, str]] = []
-    rejected: list[tuple[str, str]] = []
     candidates: list[Candidate] = []
-    cats: dict[str, dict[str, tuple[str, str, bytes]]] = {}
-    zips: dict[str, zipfile.ZipFile] = {}
-    copyrights = {}
-    versions = {p: _version(p) for p in wanted if p not in missing}
-    try:
+    with _RowReader(missing, {p: _version(p) for p in wanted if p not in missing}) as reader:
         for row in rows:
-            candidate = _candidate(row, missing, versions, cats, zips, copyrights, skipped, rejected)
+            candidate = reader.candidate(row)
             if candidate is not None:
                 if training_only:
                     candidate.split = "train"
                 candidates.append(candidate)
-    finally:
-        for z in zips.values():
-            z.close()
+    skipped, rejected = reader.skipped, reader.rejected
     kept: list[Candidate] = []
     for c in candidates:
         if is_non_commercial(c.license) or c.license not in REDISTRIBUTABLE:
@@ -243,53 +235,73 @@ def pack_debian(
     return report
 
 
-def _candidate(row, missing, versions, cats, zips, copyrights, skipped, rejected) -> Candidate | None:
-    """The candidate of one table row, or None with the reason appended to skipped / rejected."""
-    pkg = PACKAGES[row["package"]]
-    shown = f"{pkg.name}:{row['file']}"
-    if pkg.name in missing:
-        skipped.append((shown, f"package not installed: {pkg.name} ({apt_line([pkg.name])})"))
-        return None
-    source = f"debian:{pkg.name}" + (f"={versions[pkg.name]}" if versions.get(pkg.name) else "") + f":{row['file']}"
-    if pkg.copyright_prefix is None:
-        archive, _, title = row["file"].partition(":")
-        if archive not in cats:
-            cats[archive] = read_opensfx_cat(Path(pkg.root) / archive)
-        if title not in cats[archive]:
-            rejected.append((shown, f"no sound titled {title!r} in {pkg.root}/{archive}"))
+class _RowReader:
+    """Turns table rows into candidates for one run: opens each archive, zip and copyright file once,
+    and keeps why a row was skipped (not installed, license unknown) or rejected (not found)."""
+
+    def __init__(self, missing: list[str], versions: dict[str, str]):
+        self.missing, self.versions = set(missing), versions
+        self.skipped: list[tuple[str, str]] = []
+        self.rejected: list[tuple[str, str]] = []
+        self._cats: dict[str, dict[str, tuple[str, str, bytes]]] = {}
+        self._zips: dict[str, zipfile.ZipFile] = {}
+        self._copyrights: dict = {}
+
+    def __enter__(self) -> "_RowReader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for z in self._zips.values():
+            z.close()
+
+    def candidate(self, row: dict[str, str]) -> Candidate | None:
+        """The candidate of one table row, or None with the reason kept in skipped / rejected."""
+        pkg = PACKAGES[row["package"]]
+        shown = f"{pkg.name}:{row['file']}"
+        if pkg.name in self.missing:
+            self.skipped.append((shown, f"package not installed: {pkg.name} ({apt_line([pkg.name])})"))
             return None
-        license_, credit, wav = cats[archive][title]
-        return Candidate(shown, None, row["label"], row["phrase"], license_, f"{credit} (OpenSFX)", source=source, data=wav)
-    archive, in_zip, member = row["file"].partition(".zip:")
-    data = None
-    if in_zip:
-        # 0ad-data installs its sounds inside one 3 GB zip: read the one member, never unpack
-        archive += ".zip"
-        if archive not in zips:
+        version = self.versions.get(pkg.name)
+        source = f"debian:{pkg.name}" + (f"={version}" if version else "") + f":{row['file']}"
+        if pkg.copyright_prefix is None:
+            archive, _, title = row["file"].partition(":")
+            if archive not in self._cats:
+                self._cats[archive] = read_opensfx_cat(Path(pkg.root) / archive)
+            if title not in self._cats[archive]:
+                self.rejected.append((shown, f"no sound titled {title!r} in {pkg.root}/{archive}"))
+                return None
+            license_, credit, wav = self._cats[archive][title]
+            return Candidate(shown, None, row["label"], row["phrase"], license_, f"{credit} (OpenSFX)", source=source, data=wav)
+        archive, in_zip, member = row["file"].partition(".zip:")
+        data = None
+        if in_zip:
+            # 0ad-data installs its sounds inside one 3 GB zip: read the one member, never unpack
+            archive += ".zip"
+            if archive not in self._zips:
+                try:
+                    self._zips[archive] = zipfile.ZipFile(Path(pkg.root) / archive)
+                except (OSError, zipfile.BadZipFile) as err:
+                    raise UserError(f"{pkg.root}/{archive}: cannot read as a zip archive ({err})") from None
             try:
-                zips[archive] = zipfile.ZipFile(Path(pkg.root) / archive)
-            except (OSError, zipfile.BadZipFile) as err:
-                raise UserError(f"{pkg.root}/{archive}: cannot read as a zip archive ({err})") from None
-        try:
-            data = zips[archive].read(member)
-        except KeyError:
-            rejected.append((shown, f"no member {member!r} in {pkg.root}/{archive}"))
+                data = self._zips[archive].read(member)
+            except KeyError:
+                self.rejected.append((shown, f"no member {member!r} in {pkg.root}/{archive}"))
+                return None
+            path, inside = None, member
+        else:
+            path, inside = Path(pkg.root) / row["file"], row["file"]
+            if not path.is_file():
+                self.rejected.append((shown, f"not found: {path}"))
+                return None
+        if pkg.name not in self._copyrights:
+            self._copyrights[pkg.name] = _copyright(pkg.name)
+        para = self._copyrights[pkg.name].find_files_paragraph(pkg.copyright_prefix + inside)
+        if para is None or para.license is None:
+            self.skipped.append((shown, f"license unknown: no stanza of /usr/share/doc/{pkg.name}/copyright covers it"))
             return None
-        path, inside = None, member
-    else:
-        path, inside = Path(pkg.root) / row["file"], row["file"]
-        if not path.is_file():
-            rejected.append((shown, f"not found: {path}"))
-            return None
-    if pkg.name not in copyrights:
-        copyrights[pkg.name] = _copyright(pkg.name)
-    para = copyrights[pkg.name].find_files_paragraph(pkg.copyright_prefix + inside)
-    if para is None or para.license is None:
-        skipped.append((shown, f"license unknown: no stanza of /usr/share/doc/{pkg.name}/copyright covers it"))
-        return None
-    license_ = spdx(para.license.synopsis)
-    holders = "; ".join(re.sub(r"\s+", " ", x).strip() for x in (para.copyright or "").splitlines() if x.strip())
-    origin = para.get("Source", "") if hasattr(para, "get") else ""
-    credit = holders + (f" ({origin.strip()})" if origin and origin.strip() else "")
-    cut_s = float(row["cut_s"]) if row.get("cut_s") else None
-    return Candidate(shown, path, row["label"], row["phrase"], license_, credit, source=source, data=data, cut_s=cut_s)
+        license_ = spdx(para.license.synopsis)
+        holders = "; ".join(re.sub(r"\s+", " ", x).strip() for x in (para.copyright or "").splitlines() if x.strip())
+        origin = para.get("Source", "") if hasattr(para, "get") else ""
+        credit = holders + (f" ({origin.strip()})" if origin and origin.strip() else "")
+        cut_s = float(row["cut_s"]) if row.get("cut_s") else None
+        return Candidate(shown, path, row["label"], row["phrase"], license_, credit, source=source, data=data, cut_s=cut_s)
