@@ -183,3 +183,23 @@ def test_a_2d_stem_is_recorded_trains_and_detects(tmp_path):
     assert index.presence.shape == (1, len(two.labels)) and np.isfinite(index.presence).all()
     bad = _cli(*cmd, "--stem", "3d", "--out", str(tmp_path / "x.pt"))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and not (tmp_path / "x.pt").exists()
+
+
+@pytest.mark.parametrize("frames", [499, 500, 7])
+def test_every_stem_gives_one_output_frame_per_two_input_frames(frames):
+    # the post-processing, the event extents and enrolment read output frame j as input frames 2j..2j+1
+    # (25 fps), whichever stem halved the frame rate
+    import torch
+
+    from reasonaudio.detect.model import STEMS, NetConfig, build_net
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 64, frames)
+    costs = {}
+    for stem in STEMS:
+        net = build_net(NetConfig(n_labels=5, channels=16, stem=stem)).eval()
+        with torch.no_grad():
+            assert net(x).shape == (2, 5, (frames + 1) // 2), stem
+        costs[stem] = sum(p.numel() for p in net.parameters())
+    # the half-time stem has the 2-D stem's layers: the same weights, only where time is pooled differs
+    assert costs["2d-halftime"] == costs["2d"] > costs["1d"]

@@ -56,7 +56,9 @@ class NetConfig:
     dropout: float = 0.0  # on the frame embeddings, before the head (training only)
     # "2d": three 3x3 convolutions over (mel band, frame), each pooling frequency by 2, before the
     # 1-D stem, so a sound shifted or coloured in frequency keeps its local pattern; "1d" (default):
-    # the 64 bands are one feature vector per frame (stop 30: the tagger learns a recording's colour)
+    # the 64 bands are one feature vector per frame (stop 30: the tagger learns a recording's colour);
+    # "2d-halftime": the 2-D stem with its first pooling over time too (the frame rate halves there
+    # instead of in the 1-D stem's stride), so its two costly layers see half the frames
     stem: str = "1d"
 
     def to_dict(self) -> dict:
@@ -84,7 +86,7 @@ def make_front_end(cfg: NetConfig, features: FeatureConfig, device: str = "cpu")
 
 
 STEM2D_CHANNELS = (16, 32, 32)
-STEMS = ("1d", "2d")
+STEMS = ("1d", "2d", "2d-halftime")
 
 
 def build_net(cfg: NetConfig):
@@ -107,14 +109,18 @@ def build_net(cfg: NetConfig):
             self.inorm = nn.BatchNorm1d(cfg.n_mels)
             stem_in = cfg.n_mels
             self.stem2d = None
-            if cfg.stem == "2d":
+            stride = 2  # 50 -> 25 output frames per second, in the 1-D stem unless a 2-D stem halved time first
+            if cfg.stem in ("2d", "2d-halftime"):
                 layers, cin = [], 1
-                for cout in STEM2D_CHANNELS:
-                    layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(), nn.MaxPool2d((2, 1))]
+                for i, cout in enumerate(STEM2D_CHANNELS):
+                    # ceil_mode: an odd frame count gives ceil(F / 2) frames, as the strided 1-D stem does
+                    pool = nn.MaxPool2d((2, 2), ceil_mode=True) if i == 0 and cfg.stem == "2d-halftime" else nn.MaxPool2d((2, 1))
+                    layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(), pool]
                     cin = cout
                 self.stem2d = nn.Sequential(*layers)
                 stem_in = STEM2D_CHANNELS[-1] * (cfg.n_mels // 2 ** len(STEM2D_CHANNELS))
-            self.stem = nn.Sequential(nn.Conv1d(stem_in, c, 5, stride=2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
+                stride = 1 if cfg.stem == "2d-halftime" else 2
+            self.stem = nn.Sequential(nn.Conv1d(stem_in, c, 5, stride=stride, padding=2), nn.BatchNorm1d(c), nn.ReLU())
             self.blocks = nn.Sequential(*[Block(c, d) for d in cfg.dilations])
             self.gru = nn.GRU(c, cfg.gru, batch_first=True, bidirectional=True) if cfg.gru else None
             self.pre = None
