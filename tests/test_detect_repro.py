@@ -159,18 +159,35 @@ def test_augmentations_change_the_sound_as_documented():
     assert 8.0 < snr < 12.5  # the bed sits 10 dB under the events (the drift is normalised over the clip)
 
 
-def test_a_2d_stem_is_recorded_trains_and_detects(tmp_path):
-    # `--stem 2d` (stop 30): convolutions over (band, frame) before the 1-D stem; the default model
-    # file does not name a stem, so files from before the option keep their bytes
+def test_the_default_2d_halftime_stem_is_recorded_and_1d_keeps_earlier_bytes_and_cache_keys(tmp_path):
+    # stop 31: the default stem is "2d-halftime" (convolutions over (band, frame) before the 1-D
+    # stem); `--stem 1d` is the tagger every model before the option had: its file names no stem,
+    # and its cache key is the one the default had then, so `detect:LIB` caches of then still serve it
     cmd = ["procedural", "--steps", "3", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--quiet"]
-    r = _cli(*cmd, "--stem", "2d", "--out", str(tmp_path / "m2.pt"))
+    r = _cli(*cmd, "--out", str(tmp_path / "m2.pt"))
     assert r.returncode == 0, r.stderr
-    r = _cli(*cmd, "--out", str(tmp_path / "m1.pt"))
+    r = _cli(*cmd, "--stem", "1d", "--out", str(tmp_path / "m1.pt"))
     assert r.returncode == 0, r.stderr
     two, one = Detector.load(tmp_path / "m2.pt"), Detector.load(tmp_path / "m1.pt")
-    assert two.net_config.stem == "2d" and two.training["config"]["stem"] == "2d"
+    assert two.net_config.stem == "2d-halftime" and two.training["config"]["stem"] == "2d-halftime"
     assert "stem" not in one.net_config.to_dict() and "stem" not in one.training["config"]
     assert any(k.startswith("stem2d.") for k in two.state_dict) and not any(k.startswith("stem2d.") for k in one.state_dict)
+    from dataclasses import asdict
+
+    def key_before_the_option(config):  # TrainConfig.key() as it was when every model had the 1-D stem
+        import hashlib
+        import json
+
+        d = asdict(config)
+        for name in ("max_seconds", "spec_augment", "dropout", "overlap_weight", "overlap_fraction", "valid_seed", "stem"):
+            d.pop(name)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+
+    from dataclasses import replace
+
+    default = TrainConfig()
+    assert replace(default, stem="1d").key() == key_before_the_option(default)
+    assert len({default.key(), replace(default, stem="1d").key(), replace(default, stem="2d").key()}) == 3
     from reasonaudio.detect.infer import detect
 
     lib = AtomLibrary.procedural()

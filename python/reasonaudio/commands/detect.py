@@ -52,9 +52,9 @@ def add_parser(subparsers) -> None:
                        help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
     train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
     train.add_argument("--stem", choices=["1d", "2d", "2d-halftime"], default=None,
-                       help="1d (default): the mel bands are one feature vector per frame; 2d: three 3x3 convolutions over "
-                       "(band, frame) pooling frequency first, so a sound's pattern survives a shift or colour in frequency; "
-                       "2d-halftime: the same with time halved after the first convolution (about half its cost)")
+                       help="2d-halftime (default): three 3x3 convolutions over (band, frame), time halved after the first, "
+                       "so a sound's pattern survives a shift or colour in frequency; 2d: the same at full time resolution "
+                       "(1.6x its cost); 1d (the default before stop 31): the mel bands are one feature vector per frame")
     train.add_argument("--valid-seed", type=SEED, default=None,
                        help="seed of the validation split of recordings (default: --seed); give the taggers of one ensemble the same")
     train.add_argument("--overlap-weight", type=float_in(1, 100), default=None,
