@@ -54,7 +54,7 @@ def add_parser(subparsers) -> None:
     train.add_argument("--stem", choices=["1d", "2d", "2d-halftime"], default=None,
                        help="2d-halftime (default): three 3x3 convolutions over (band, frame), time halved after the first, "
                        "so a sound's pattern survives a shift or colour in frequency; 2d: the same at full time resolution "
-                       "(1.6x its cost); 1d (the default before stop 31): the mel bands are one feature vector per frame")
+                       "(about 1.5x its training CPU); 1d (the default before stop 31): the mel bands are one feature vector per frame")
     train.add_argument("--valid-seed", type=SEED, default=None,
                        help="seed of the validation split of recordings (default: --seed); give the taggers of one ensemble the same")
     train.add_argument("--overlap-weight", type=float_in(1, 100), default=None,

@@ -55,10 +55,12 @@ class NetConfig:
     front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
     dropout: float = 0.0  # on the frame embeddings, before the head (training only)
     # "2d": three 3x3 convolutions over (mel band, frame), each pooling frequency by 2, before the
-    # 1-D stem, so a sound shifted or coloured in frequency keeps its local pattern; "1d" (default):
-    # the 64 bands are one feature vector per frame (stop 30: the tagger learns a recording's colour);
+    # 1-D stem, so a sound shifted or coloured in frequency keeps its local pattern; "1d" (what a
+    # model file that names no stem has: every model before the option): the 64 bands are one
+    # feature vector per frame (stop 30: the tagger learns a recording's colour);
     # "2d-halftime": the 2-D stem with its first pooling over time too (the frame rate halves there
-    # instead of in the 1-D stem's stride), so its two costly layers see half the frames
+    # instead of in the 1-D stem's stride), so its two costly layers see half the frames; what
+    # `detect train` uses by default is TrainConfig.stem
     stem: str = "1d"
 
     def to_dict(self) -> dict:
