@@ -1,10 +1,10 @@
 """The frame tagger: a small convolutional-recurrent network on log-mel frames, and its file format.
 
 Architecture (why each part): three small 2-d convolutions over (mel band, frame) (the default
-stem, `2d-halftime`) keep a sound's local time-frequency pattern wherever in frequency it lies and
-whatever sound lies over it; a 1-d convolution over their channels (or, with `--stem 1d`, over the
-mel channels directly) brings the frame rate to 25 fps (40 ms, far finer than the benchmark's 0.25 s
-timing margin), halving the cost of all later layers; dilated residual convolutions (receptive field ~2.5 s) recognise each sound from its
+stem, `2d-halftime`) keep a sound's local time-frequency pattern wherever in frequency it lies; a
+1-d convolution over their channels (with `--stem 1d`: over the mel channels directly) follows;
+the frame rate halves to 25 fps on the way (40 ms, far finer than the benchmark's 0.25 s timing
+margin), halving the cost of all later layers; dilated residual convolutions (receptive field ~2.5 s) recognise each sound from its
 texture over time, including sounds with silent gaps (ticks, beeps); a bidirectional GRU gives every
 frame the context of the whole clip, which keeps an event's frames "on" through quiet stretches;
 per-frame sigmoid outputs are independent per label, so overlapping sounds are detected together.
