@@ -15,15 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from statistics import median
 
 from reasonaudio.detect import torch_module
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.detect.model import STEMS, NetConfig, build_net
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
 
 
 def main() -> int:
@@ -59,7 +55,7 @@ def main() -> int:
                 net(x)
             if step:
                 detect_s.append(time.perf_counter() - t)
-        rows[stem] = {"train_step_s": _median(train_s), "detect_batch_s": _median(detect_s),
+        rows[stem] = {"train_step_s": median(train_s), "detect_batch_s": median(detect_s),
                       "parameters": sum(p.numel() for p in net.parameters())}
     base = rows["1d"]
     print(f"batch of {args.batch} clips of {args.seconds:g} s, {args.labels} labels, one thread; median of {args.steps} batches")

@@ -113,18 +113,17 @@ def build_net(cfg: NetConfig):
             self.inorm = nn.BatchNorm1d(cfg.n_mels)
             stem_in = cfg.n_mels
             self.stem2d = None
-            stride = 2  # 50 -> 25 output frames per second, in the 1-D stem unless a 2-D stem halved time first
+            halftime = cfg.stem == "2d-halftime"  # 50 -> 25 frames per second in the 2-D stem, else in the 1-D stem's stride
             if cfg.stem in ("2d", "2d-halftime"):
                 layers, cin = [], 1
                 for i, cout in enumerate(STEM2D_CHANNELS):
                     # ceil_mode: an odd frame count gives ceil(F / 2) frames, as the strided 1-D stem does
-                    pool = nn.MaxPool2d((2, 2), ceil_mode=True) if i == 0 and cfg.stem == "2d-halftime" else nn.MaxPool2d((2, 1))
+                    pool = nn.MaxPool2d((2, 2), ceil_mode=True) if i == 0 and halftime else nn.MaxPool2d((2, 1))
                     layers += [nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(), pool]
                     cin = cout
                 self.stem2d = nn.Sequential(*layers)
                 stem_in = STEM2D_CHANNELS[-1] * (cfg.n_mels // 2 ** len(STEM2D_CHANNELS))
-                stride = 1 if cfg.stem == "2d-halftime" else 2
-            self.stem = nn.Sequential(nn.Conv1d(stem_in, c, 5, stride=stride, padding=2), nn.BatchNorm1d(c), nn.ReLU())
+            self.stem = nn.Sequential(nn.Conv1d(stem_in, c, 5, stride=1 if halftime else 2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
             self.blocks = nn.Sequential(*[Block(c, d) for d in cfg.dilations])
             self.gru = nn.GRU(c, cfg.gru, batch_first=True, bidirectional=True) if cfg.gru else None
             self.pre = None

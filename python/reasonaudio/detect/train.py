@@ -88,19 +88,25 @@ class TrainConfig:
     def key(self) -> str:
         d = asdict(self)
         d.pop("max_seconds")  # a safety stop does not change the model
-        for name in ("spec_augment", "dropout", "overlap_weight", "overlap_fraction", "valid_seed"):  # added later: at their defaults they leave earlier cache keys as they were
-            if d[name] == getattr(TrainConfig, name):
+        for name, before in BEFORE_THE_OPTION.items():
+            if d[name] == before:
                 d.pop(name)
-        if d["stem"] == "1d":  # the stem of every model before the option: `--stem 1d` finds those cached models
-            d.pop("stem")
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["augment"] = self.augment.to_dict()
-        if d["stem"] == "1d":  # model files from before the option: the same bytes
+        if d["stem"] == BEFORE_THE_OPTION["stem"]:  # model files from before the option: the same bytes
             d.pop("stem")
         return d
+
+
+#: Options added after the first cached models, with the value every model had before each existed.
+#: At that value an option leaves the cache key as it was (so earlier caches still serve it), whatever
+#: the default is now: keying on "at its default" would hand a cached model of the old default to a
+#: new default (stop 31 moved `stem` from "1d" to "2d-halftime").
+BEFORE_THE_OPTION = {"spec_augment": False, "dropout": 0.0, "overlap_weight": 1.0, "overlap_fraction": 0.4, "valid_seed": None,
+                     "stem": "1d"}
 
 
 SPEC_BANDS, SPEC_FRAMES, SPEC_MASKS = 8, 25, 2
