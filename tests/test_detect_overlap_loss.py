@@ -72,6 +72,26 @@ def test_overlap_fraction_sets_the_share_of_overlapping_training_clips():
     assert none < default < all_ and all_ > 0.9
 
 
+def test_an_augmented_run_takes_the_share_of_overlap_clips_from_its_augmentation(tmp_path):
+    """With --augment the mixtures are planned with AugmentConfig.overlap_fraction: the plain share
+    neither keys nor is recorded (it changes nothing), and --overlap-fraction sets the augmentation's."""
+    from dataclasses import replace
+
+    from reasonaudio.detect.augment import AugmentConfig
+
+    scene = TrainConfig(augment=AugmentConfig.core_scene())
+    assert scene.key() == replace(scene, overlap_fraction=0.4).key()
+    assert "overlap_fraction" not in scene.to_dict() and scene.to_dict()["augment"]["overlap_fraction"] == 0.7
+    assert "overlap_fraction" in TrainConfig().to_dict()
+    cmd = ["procedural", "--steps", "1", "--batch", "2", "--labels", "4", "--channels", "8", "--valid-clips", "2", "--stem", "1d",
+           "--augment", "variants", "--overlap-fraction", "0.9", "--quiet", "--out", str(tmp_path / "v.pt")]
+    r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", *cmd], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rec = Detector.load(tmp_path / "v.pt").training["config"]
+    assert rec["augment"]["overlap_fraction"] == 0.9 and "overlap_fraction" not in rec
+    assert replace(scene, augment=replace(AugmentConfig.core_scene(), overlap_fraction=0.5)).key() != scene.key()
+
+
 def test_cli_records_the_levers_reproducibly_and_refuses_bad_values(tmp_path, capsys):
     cmd = ["procedural", "--steps", "3", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4",
            "--overlap-weight", "4", "--overlap-fraction", "0.7", "--quiet"]
@@ -86,8 +106,10 @@ def test_cli_records_the_levers_reproducibly_and_refuses_bad_values(tmp_path, ca
     assert (tmp_path / "a.pt").read_bytes() != (tmp_path / "c.pt").read_bytes()
     rec = Detector.load(tmp_path / "a.pt").training["config"]
     assert rec["overlap_weight"] == 4.0 and rec["overlap_fraction"] == 0.7
-    # at their defaults the levers leave the cache key of every earlier model as it was
-    assert TrainConfig().key() == TrainConfig(overlap_weight=1.0, overlap_fraction=0.4).key() != TrainConfig(overlap_weight=2.0).key()
+    # at the values every model had before the levers existed they leave its cache key as it was; the
+    # default share (0.6 since stop 32) is a new key, so no cached 0.4 model answers for it
+    assert TrainConfig(overlap_fraction=0.4).key() == TrainConfig(overlap_weight=1.0, overlap_fraction=0.4).key()
+    assert len({TrainConfig().key(), TrainConfig(overlap_fraction=0.4).key(), TrainConfig(overlap_weight=2.0).key()}) == 3
     for bad in (["--overlap-weight", "0.5"], ["--overlap-fraction", "1.5"]):
         with pytest.raises(SystemExit) as exit_:
             main(["detect", "train", "procedural", *bad, "--out", str(tmp_path / "x.pt")])

@@ -186,7 +186,8 @@ def test_the_default_2d_halftime_stem_is_recorded_and_1d_keeps_earlier_bytes_and
     from dataclasses import replace
 
     default = TrainConfig()
-    assert replace(default, stem="1d").key() == key_before_the_option(default)
+    # `--stem 1d --overlap-fraction 0.4` is the default of before both options
+    assert replace(default, stem="1d", overlap_fraction=0.4).key() == key_before_the_option(default)
     assert len({default.key(), replace(default, stem="1d").key(), replace(default, stem="2d").key()}) == 3
     from reasonaudio.detect.infer import detect
 

@@ -224,6 +224,16 @@ def test_scenes_takes_and_bounds_the_plan_options_as_build_does(tmp_path):
     assert not any((tmp_path / "s").glob("*/manifest.json"))
 
 
+def test_a_default_condition_named_alone_is_that_condition_not_clean_audio_under_its_name():
+    from reasonaudio.commands.scenes import parse_condition
+
+    assert parse_condition("pink_snr10_room") == parse_condition("pink_snr10_room=--background noise:pink --snr 10 --room simulated:0.3,0.6")
+    name, scene = parse_condition("pink_snr0")
+    assert name == "pink_snr0" and scene is not None and scene == parse_condition("x=--background noise:pink --snr 0")[1]
+    assert parse_condition("clean") == ("clean", None) and parse_condition("dry") == ("dry", None)
+    assert parse_condition("pink_snr0=--background noise:pink --snr 5")[1] != scene  # an explicit definition wins
+
+
 def test_scenes_pitch_and_stretch_are_the_plans_the_same_in_every_condition(tmp_path):
     r = _cli("scenes", "--out", str(tmp_path / "s"), "--clips", "24", "--queries-per-task", "2", "--quiet",
              "--condition", "dry", "--condition", "bed=--background noise:pink --snr 5",

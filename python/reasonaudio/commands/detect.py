@@ -20,6 +20,7 @@ def add_parser(subparsers) -> None:
     sub = parser.add_subparsers(dest="detect_command", metavar="SUBCOMMAND")
     sub.required = True
 
+    from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.train import TrainConfig
 
     d = TrainConfig()
@@ -60,7 +61,9 @@ def add_parser(subparsers) -> None:
     train.add_argument("--overlap-weight", type=float_in(1, 100), default=None,
                        help="weight of the positive frames where two or more sounds are active in the loss, 1..100 (default 1: plain BCE)")
     train.add_argument("--overlap-fraction", type=float_in(0, 1), default=None,
-                       help=f"share of overlapping clips in the training mixtures, 0..1 (default {d.overlap_fraction}, the benchmark's)")
+                       help=f"share of overlapping clips in the training mixtures, 0..1 (default {d.overlap_fraction}; the benchmark's is 0.4; "
+                       f"with --augment: {AugmentConfig.core_scene().overlap_fraction} for scene and basic, "
+                       f"{AugmentConfig.variants().overlap_fraction} for variants)")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
     train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
     train.add_argument("--quiet", action="store_true")
@@ -164,11 +167,15 @@ def run_train(args: argparse.Namespace) -> int:
                                    "labels": args.labels, "channels": args.channels, "seed": args.seed,
                                    "valid_clips": args.valid_clips, "valid_fraction": args.valid_fraction,
                                    "front_end": args.front_end, "dropout": args.dropout, "stem": args.stem,
-                                   "valid_seed": args.valid_seed, "overlap_weight": args.overlap_weight, "overlap_fraction": args.overlap_fraction}.items() if v is not None}
+                                   "valid_seed": args.valid_seed, "overlap_weight": args.overlap_weight}.items() if v is not None}
     if args.spec_augment:
         overrides["spec_augment"] = True
     if args.augment:
-        overrides["augment"] = {"scene": AugmentConfig.core_scene, "basic": AugmentConfig, "variants": AugmentConfig.variants}[args.augment]()
+        augment = {"scene": AugmentConfig.core_scene, "basic": AugmentConfig, "variants": AugmentConfig.variants}[args.augment]()
+        # an augmented run plans its mixtures with its own share of overlapping clips: the option sets that one
+        overrides["augment"] = augment if args.overlap_fraction is None else replace(augment, overlap_fraction=args.overlap_fraction)
+    elif args.overlap_fraction is not None:
+        overrides["overlap_fraction"] = args.overlap_fraction
     config = replace(TrainConfig(), **overrides)
     library = args.library[0] if len(args.library) == 1 else args.library
     device = _device(args.device)

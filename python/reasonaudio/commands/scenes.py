@@ -17,14 +17,19 @@ DEFAULT_CONDITIONS = (
     "pink_snr0=--background noise:pink --snr 0",
     "pink_snr10_room=--background noise:pink --snr 10 --room simulated:0.3,0.6",
 )
+_DEFAULT_BY_NAME = {c.partition("=")[0]: c for c in DEFAULT_CONDITIONS}
 
 
 def parse_condition(text: str) -> tuple[str, dict | None]:
-    """'NAME' (clean) or 'NAME=--background SPEC --snr LO,HI --room SPEC'."""
+    """'NAME=--background SPEC --snr LO,HI --room SPEC', or 'NAME' alone: the default condition of
+    that name (`--condition pink_snr10_room` is the bed and room it names, not clean audio under
+    that name), else clean."""
     from reasonaudio.scene import SceneConfig
 
     name, sep, rest = text.partition("=")
     name = name.strip()
+    if not sep and name in _DEFAULT_BY_NAME:
+        name, sep, rest = _DEFAULT_BY_NAME[name].partition("=")
     if not sep or not rest.strip():
         return name, None
     p = argparse.ArgumentParser(prog=f"--condition {name}", add_help=False, exit_on_error=False)
@@ -50,7 +55,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--out", required=True, help="root directory: one benchmark per condition in OUT/<name>")
     p.add_argument("--condition", action="append", default=[], metavar="NAME[=OPTIONS]",
-                   help="a condition: NAME alone is clean; NAME='--background noise:pink --snr 10 --room simulated:0.3,0.6'. "
+                   help="a condition: NAME alone is the default condition of that name (below), any other NAME alone is clean; NAME='--background noise:pink --snr 10 --room simulated:0.3,0.6'. "
                         f"Default: {'; '.join(DEFAULT_CONDITIONS)}")
     add_corpus_options(p)  # the plan's options, as `build` takes and bounds them
     p.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB, the same in every condition (default -6,0)")
