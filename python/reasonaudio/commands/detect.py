@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ def add_parser(subparsers) -> None:
     sub.required = True
 
     from reasonaudio.detect.augment import AugmentConfig
+    from reasonaudio.detect.model import STEMS  # already imported by detect.train: no start-up cost
     from reasonaudio.detect.train import TrainConfig
 
     d = TrainConfig()
@@ -52,7 +54,7 @@ def add_parser(subparsers) -> None:
     train.add_argument("--spec-augment", action="store_true",
                        help="mask two bands of up to 8 mel channels and two stretches of up to 0.5 s of each training clip's log-mel")
     train.add_argument("--dropout", type=float_in(0, 0.9), default=None, help="dropout on the frame embeddings before the head, 0..0.9 (default 0)")
-    train.add_argument("--stem", choices=["1d", "2d", "2d-halftime"], default=None,
+    train.add_argument("--stem", choices=STEMS, default=None,
                        help="2d-halftime (default): three 3x3 convolutions over (band, frame), time halved after the first, "
                        "so a sound's pattern survives a shift or colour in frequency; 2d: the same at full time resolution "
                        "(about 1.5x its training CPU); 1d (the default before stop 31): the mel bands are one feature vector per frame")
@@ -195,6 +197,11 @@ def run_train(args: argparse.Namespace) -> int:
     if held:
         print(f"  mixtures of held-out recordings: frame F1 {held.get('frame_f1')}, event F1 {held.get('event_f1')}")
     print(f"  held out: {t.get('held_out_recordings')}")
+    if secs is not None:  # the model's bytes follow the kernels torch and oneDNN chose for this CPU (docs/detect.md)
+        torch = torch_module()
+        isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "the CPU's best")
+        print(f"  kernels: torch CPU capability {torch.backends.cpu.get_cpu_capability()}, oneDNN ISA {isa} "
+              "(the same bytes need the same on another machine)")
     return 0
 
 
