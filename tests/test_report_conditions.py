@@ -39,3 +39,15 @@ def test_unrelated_benchmarks_get_no_condition_section(tmp_path: Path) -> None:
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "different benchmarks" in text and "Across acoustic conditions" not in text
     assert not (tmp_path / "rep" / "conditions.png").exists()
+
+
+def test_tables_and_legends_name_an_absolute_model_file_by_its_name_unless_two_would_read_alike() -> None:
+    from reasonaudio.evaluation.report import display_names
+
+    names = display_names(["detect:/work/x/default.pt", "detect:/a/m.pt", "detect:/b/m.pt", "clap:laion/clap-htsat",
+                           "detect:runs/scene.pt", "structured", "two-stage:oracle+bm25", "detect:C:\\models\\w.pt"])
+    assert names["detect:/work/x/default.pt"] == "detect:default.pt"
+    assert names["detect:/a/m.pt"] == "detect:/a/m.pt" and names["detect:/b/m.pt"] == "detect:/b/m.pt"  # would clash
+    assert names["clap:laion/clap-htsat"] == "clap:laion/clap-htsat" and names["detect:runs/scene.pt"] == "detect:runs/scene.pt"
+    assert names["structured"] == "structured" and names["two-stage:oracle+bm25"] == "two-stage:oracle+bm25"
+    assert names["detect:C:\\models\\w.pt"] == "detect:w.pt"

@@ -245,9 +245,10 @@ def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
     for run in runs:
         counts[run["model"]] = counts.get(run["model"], 0) + 1
     seen: dict[str, int] = {}
+    names = display_names(list(counts))
     for run, path in zip(runs, paths):
-        label = run["model"]
-        if counts[label] > 1:
+        label = names[run["model"]]
+        if counts[run["model"]] > 1:
             seen[label] = seen.get(label, 0) + 1
             label = f"{label} ({Path(path).name or seen[label]})"
         run["label"] = label
@@ -320,8 +321,24 @@ def _avg(run: dict, which: str) -> float | None:
     return None if not entry else 100 * entry["mean"]
 
 
+def display_names(models: Sequence[str]) -> dict[str, str]:
+    """Each model spec as a table or legend shows it: an absolute file argument, which names the
+    machine more than the model, by its file name (`detect:/long/path/m.pt` -> `detect:m.pt`), unless
+    two specs would then read alike. Relative paths and hub ids (`org/model`) stay as given."""
+    def short(model: str) -> str:
+        kind, sep, arg = model.partition(":")
+        absolute = arg.startswith(("/", "~", "\\")) or (len(arg) > 2 and arg[1] == ":" and arg[2] in "/\\")
+        name = arg.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return f"{kind}:{name}" if sep and absolute and name else model
+
+    shown = {m: short(m) for m in models}
+    clashes = {v for v in shown.values() if list(shown.values()).count(v) > 1}
+    return {m: (m if v in clashes else v) for m, v in shown.items()}
+
+
 def condition_table(runs: Sequence[dict], conditions: Sequence[str]) -> str:
     models = list(dict.fromkeys(r["model"] for r in runs))
+    names = display_names(models)
     head = "| Model | " + " | ".join(conditions) + " |"
     rule = "|---|" + "---:|" * len(conditions)
     rows = []
@@ -332,7 +349,7 @@ def condition_table(runs: Sequence[dict], conditions: Sequence[str]) -> str:
             r = by.get(c)
             a, t = (_avg(r, "acc@1"), _avg(r, "two")) if r else (None, None)
             cells.append("–" if a is None else f"{a:.1f} / {'–' if t is None else f'{t:.1f}'}")
-        rows.append(f"| `{model}` | " + " | ".join(cells) + " |")
+        rows.append(f"| `{names[model]}` | " + " | ".join(cells) + " |")
     return "\n".join([head, rule, *rows])
 
 
@@ -341,11 +358,13 @@ def condition_curves(runs: Sequence[dict], conditions: Sequence[str], path: Path
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(max(9, 1.5 * len(conditions) * 2), 4.2), sharex=True)
     x = np.arange(len(conditions))
-    for i, model in enumerate(dict.fromkeys(r["model"] for r in runs)):
+    models = list(dict.fromkeys(r["model"] for r in runs))
+    names = display_names(models)
+    for i, model in enumerate(models):
         by = {r["condition"]: r for r in runs if r["model"] == model}
         for ax, which in zip(axes, ("acc@1", "two")):
             ys = [(_avg(by[c], which) if c in by else None) for c in conditions]
-            ax.plot(x, [np.nan if y is None else y for y in ys], marker="o", color=TASK_COLOURS[i % len(TASK_COLOURS)], label=model)
+            ax.plot(x, [np.nan if y is None else y for y in ys], marker="o", color=TASK_COLOURS[i % len(TASK_COLOURS)], label=names[model])
     axes[0].set_title("Avg Acc@1")
     axes[1].set_title("Two-option accuracy")
     axes[1].axhline(50, color="#C44E52", linestyle="--", linewidth=1.0, label="chance (50%)")
