@@ -31,6 +31,18 @@ def test_report_draws_models_across_conditions(tmp_path: Path) -> None:
     assert (tmp_path / "rep" / "conditions.png").stat().st_size > 1000
 
 
+def test_conditions_are_read_from_the_results_so_a_relative_or_moved_benchmark_still_compares(tmp_path: Path, monkeypatch) -> None:
+    build_conditions(tmp_path / "c", BuildConfig(**SMALL), {"clean": None, "pink0": BED}, progress=False)
+    monkeypatch.chdir(tmp_path)  # the results record the path as given: relative to this directory
+    runs = [_eval(Path("c") / cond, "structured", tmp_path / f"r-{cond}") for cond in ("clean", "pink0")]
+    (tmp_path / "c").rename(tmp_path / "moved")
+    monkeypatch.chdir(tmp_path / "moved")
+    assert main(["report", *map(str, runs), "--out", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "rendered in 2 acoustic conditions (clean, pink0)" in text
+    assert (tmp_path / "rep" / "conditions.png").is_file()
+
+
 def test_unrelated_benchmarks_get_no_condition_section(tmp_path: Path) -> None:
     a = build(tmp_path / "a", BuildConfig(**SMALL, seed=1), progress=False)
     b = build(tmp_path / "b", BuildConfig(**SMALL, seed=2), progress=False)

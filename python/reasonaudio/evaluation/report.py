@@ -134,6 +134,7 @@ def results_dict(result) -> dict:
         "model": result.spec,
         "benchmark": result.benchmark,
         "manifest_hash": result.manifest_hash,
+        "qrels_hash": result.qrels_hash,
         "settings": result.settings,
         "n_queries": result.per_query.height,
         "n_clips": len(result.clip_ids),
@@ -290,9 +291,13 @@ def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
 
 
 def _condition_of(run: dict) -> tuple[str, str] | None:
-    """(condition name, qrels hash) of the benchmark a run measured, where it can still be read:
-    the condition is the benchmark folder's name (`reasonaudio scenes` names them)."""
+    """(condition name, qrels hash) of the benchmark a run measured: the condition is the benchmark
+    folder's name (`reasonaudio scenes` names them). The hash comes from the results themselves;
+    results written before they recorded it are read through the benchmark's manifest, where the
+    path they recorded still leads to it."""
     root = Path(str(run.get("benchmark", "")))
+    if run.get("qrels_hash"):
+        return root.name, str(run["qrels_hash"])
     try:
         manifest = json.loads((root / "manifest.json").read_text())
         qrels = manifest["hashes"]["qrels.parquet"]

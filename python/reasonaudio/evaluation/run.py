@@ -39,6 +39,9 @@ class EvalResult:
     rankings: pl.DataFrame  # query_id, rank, clip_id, score, relevant (top TOP_K per query)
     clip_ids: list[str] = field(default_factory=list)
     settings: dict = field(default_factory=dict)
+    # Recorded so that `report` can tell one plan in several acoustic conditions from the results
+    # alone, after the benchmark has moved or from another working directory.
+    qrels_hash: str | None = None
     query_vectors: np.ndarray | None = None  # normalised; embedding models only
     clip_vectors: np.ndarray | None = None
     captions: pl.DataFrame | None = None  # clip_id, caption; two-stage models only
@@ -209,6 +212,7 @@ def evaluate(
         spec=model.spec,
         benchmark=str(benchmark.root),
         manifest_hash=manifest_hash(benchmark),
+        qrels_hash=(benchmark.manifest.get("hashes") or {}).get("qrels.parquet"),
         task_order=order,
         per_query=per_query,
         summary=summary,
