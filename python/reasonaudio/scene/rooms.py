@@ -58,8 +58,12 @@ def _measured_rt60(h: np.ndarray, sr: int) -> float:
     return 3.0 * (i25 - i5) / sr if i25 > i5 else 3.0 * _core.room_tail_s(h.astype(np.float32), sr)
 
 
+def _require_simulator():
+    return require("pyroomacoustics", "scene", "simulated rooms (build --room simulated:..., detect train --augment scene)")
+
+
 def _simulate(rt60: float, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
-    pra = require("pyroomacoustics", "scene", "simulated rooms (build --room simulated:..., detect train --augment scene)")
+    pra = _require_simulator()
     dims = np.array([rng.uniform(4.0, 10.0), rng.uniform(3.0, 8.0), rng.uniform(2.5, 4.0)]).round(3)
     src = rng.uniform(0.5, dims - 0.5).round(3)
     mic = rng.uniform(0.5, dims - 0.5).round(3)
@@ -88,7 +92,7 @@ def _pyroomacoustics_version() -> str:
     try:
         return version("pyroomacoustics")
     except PackageNotFoundError:  # importable without metadata (vendored), or the one-line install hint
-        require("pyroomacoustics", "scene", "simulated rooms (build --room simulated:..., detect train --augment scene)")
+        _require_simulator()
         return "unknown"
 
 
