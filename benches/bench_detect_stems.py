@@ -6,8 +6,13 @@ Times, on one torch thread as `detect train` runs, a training step (forward, bac
 detection forward pass of each stem of `detect.model.STEMS` on a batch of log-mel inputs of 10-s
 clips (the network's cost does not depend on what the frames hold), and prints seconds per batch
 with the ratio to the 1-D stem. The stems' accuracy is in docs/detect.md; this is their price.
-The log-mel front end, the mixing and the augmentation cost the same for every stem and are not
-timed here, so a whole training run's ratio is smaller than the network's.
+The mixing and the augmentation cost the same for every stem and are not timed here, so a whole
+training run's ratio is smaller than the network's.
+
+The front ends are timed apart, on the same batch as waveforms: the log-mel one every model uses
+and, where the aisfx wheel is installed (`pip install --no-deps aisfx`), the pretrained aiSFX CNN
+(`--front-end aisfx`), which runs frozen beside it, so its cost adds to every training step and
+every detection batch.
 """
 
 from __future__ import annotations
@@ -63,8 +68,39 @@ def main() -> int:
     for stem, r in rows.items():
         print(f"{stem:<12} {r['train_step_s']:>10.3f}s {r['train_step_s'] / base['train_step_s']:>6.2f} "
               f"{r['detect_batch_s']:>8.3f}s {r['detect_batch_s'] / base['detect_batch_s']:>6.2f} {r['parameters']:>9,}")
-    print(json.dumps(rows))
+    fronts = time_front_ends(torch, features, args)
+    if fronts:
+        base_fe = fronts["log-mel"]
+        print(f"{'front end':<12} {'per batch':>11} {'x log-mel':>10} {'CPU s per 10 s of audio':>24}")
+        for name, sec in fronts.items():
+            print(f"{name:<12} {sec:>10.3f}s {sec / base_fe:>10.1f} {sec / args.batch * 10 / args.seconds:>24.3f}")
+    print(json.dumps({"stems": rows, "front_ends_s": fronts}))
     return 0
+
+
+def time_front_ends(torch, features, args) -> dict[str, float]:
+    """Median seconds per batch of waveforms of each front end available here (one thread)."""
+    from reasonaudio.detect.features import LogMel
+
+    wave = torch.randn(args.batch, int(args.seconds * features.sample_rate)) * 0.05
+    fronts = {"log-mel": LogMel(features)}
+    try:
+        from reasonaudio.detect.pretrained import AisfxFrontEnd
+
+        fronts["aiSFX"] = AisfxFrontEnd(features).embed
+    except Exception as err:  # noqa: BLE001 - the optional wheel is absent: say so, time the rest
+        print(f"aiSFX front end not timed: {err}")
+    out = {}
+    for name, front in fronts.items():
+        times = []
+        for step in range(args.steps + 1):
+            t = time.perf_counter()
+            with torch.no_grad():
+                front(wave)
+            if step:
+                times.append(time.perf_counter() - t)
+        out[name] = median(times)
+    return out
 
 
 if __name__ == "__main__":
