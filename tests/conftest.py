@@ -76,3 +76,9 @@ def compose_fake_model() -> Path:
 def shardfixture() -> ModuleType:
     """Small build parameters, tree digests and an in-process S3 server for shard and Ray tests."""
     return _support("shardfixture")
+
+
+@pytest.fixture(scope="session")
+def recordings() -> ModuleType:
+    """Eight procedural sounds recorded twice each, as a library (two_recordings_per_label, FAMILIES, SR)."""
+    return _support("recordings")

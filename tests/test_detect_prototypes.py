@@ -20,42 +20,19 @@ import soundfile as sf
 pytest.importorskip("torch")
 pytest.importorskip("scipy")
 
-from reasonaudio import _core  # noqa: E402
-from reasonaudio.atoms import AtomLibrary  # noqa: E402
 from reasonaudio.detect.infer import detect  # noqa: E402
 from reasonaudio.detect.model import Detector  # noqa: E402
 from reasonaudio.detect.prototypes import build  # noqa: E402
 from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 
-FAMILIES = ("bells", "sirens", "rain", "drums", "whistles", "engines", "chirps", "alarms")
+FAMILIES = ("bells", "sirens", "rain", "drums", "whistles", "engines", "chirps", "alarms")  # the recordings fixture's
 SR = 16000
 
-
-def _library() -> AtomLibrary:
-    """One label of each family, recorded twice (procedural noise seeds 0 and 1)."""
-    lab0, phr0, fam0, _, _ = _core.procedural_atoms(SR, 0)
-    pick = []
-    for fam in FAMILIES:
-        pick.append(next(i for i, f in enumerate(fam0) if f == fam))
-    ids, labels, phrases, families, chunks = [], [], [], [], []
-    for seed in (0, 1):
-        _, _, _, audio, offsets = _core.procedural_atoms(SR, seed)
-        for i in pick:
-            ids.append(f"{lab0[i]}_s{seed}")
-            labels.append(lab0[i])
-            phrases.append(phr0[i])
-            families.append(fam0[i])
-            chunks.append(np.asarray(audio[int(offsets[i]) : int(offsets[i + 1])], np.float32))
-    return AtomLibrary(atom_ids=ids, labels=labels, phrases=phrases, families=families, sources=["procedural"] * len(ids),
-                       licenses=["CC0-1.0"] * len(ids), sample_rate=SR, audio_flat=np.concatenate(chunks),
-                       offsets=np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.uint64))
-
-
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, recordings):
     root = tmp_path_factory.mktemp("protos")
-    lib = _library()
+    lib = recordings.two_recordings_per_label()
     lib.save(root / "lib")
     cfg = TrainConfig(steps=40, batch=8, channels=32, crop_s=6.0, valid_clips=8, lr=1e-2, checks=2, valid_fraction=0.5)
     detector = train(str(root / "lib"), cfg, progress=False)
@@ -172,11 +149,11 @@ def test_augment_variants_changes_the_recordings_but_adds_no_bed_or_room(trained
         main(["detect", "train", "procedural", "--augment", "rooms"])
 
 
-def test_prototypes_of_a_model_trained_on_two_libraries(tmp_path, capsys):
+def test_prototypes_of_a_model_trained_on_two_libraries(tmp_path, capsys, recordings):
     # `detect train PACK EXTRA` models: their prototypes come from the same libraries, in that order
     from reasonaudio.cli import main
 
-    lib = _library()
+    lib = recordings.two_recordings_per_label()
     n = len(FAMILIES)
     lib.subset(list(range(n))).save(tmp_path / "a")
     lib.subset(list(range(n, 2 * n))).save(tmp_path / "b")

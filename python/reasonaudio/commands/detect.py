@@ -106,6 +106,24 @@ def add_parser(subparsers) -> None:
     proto.add_argument("--device", default=None)
     proto.set_defaults(func=run_prototypes)
 
+    aisfx = sub.add_parser("aisfx", help="mix the pretrained aiSFX CNN's label scores into the trained labels' probabilities",
+                           description="aiSFX heads (issue 21): each trained label's frame probability p becomes "
+                           "(1 - w) p + w sqrt(p a), a the softmax over labels of the cosine of aiSFX's frame embedding to "
+                           "prototypes of the library's training recordings; aiSFX can veto a label, never add one. Needs "
+                           "`pip install --no-deps aisfx` here and wherever the model runs (its weights, CC BY 4.0, are read from "
+                           "the wheel, not stored); detection then costs an aiSFX pass per clip. Recordings held out for "
+                           "validation at training time are left out unless --include-valid.")
+    aisfx.add_argument("model", type=Path, help="detector model file (a tagger, with or without prototype heads, or an ensemble)")
+    aisfx.add_argument("library", nargs="+", help="the atom library (or libraries, in the same order) the model was trained on (their train recordings)")
+    aisfx.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the aiSFX heads)")
+    aisfx.add_argument("--weight", type=float_in(0, 1, low_open=True), default=0.3,
+                       help="w, the share of the geometric mean, (0, 1] (default 0.3, chosen on a development build)")
+    aisfx.add_argument("--tau", type=float_in(0, 10, low_open=True), default=0.05, help="softmax temperature over labels (default 0.05)")
+    aisfx.add_argument("--include-valid", action="store_true",
+                       help="also use the recordings held out for validation at training time (for a final model)")
+    aisfx.add_argument("--force", action="store_true", help="replace --out if it exists")
+    aisfx.set_defaults(func=run_aisfx)
+
     ens = sub.add_parser("ensemble", help="average the probabilities of several taggers (e.g. other --seed runs) in one model file",
                          description="An ensemble of taggers of one vocabulary, features and training library: every trained "
                          "label's frame probability is the mean of the taggers'. Build prototype heads on each member first; "
@@ -238,6 +256,25 @@ def run_prototypes(args: argparse.Namespace) -> int:
     p = out.prototypes
     print(f"{args.out}: {len(p['vectors'])} prototypes ({p['per']}) from {p['settings']['recordings']} recordings for "
           f"{len(p['centre'])} labels, mode {p['mode']}")
+    return 0
+
+
+def run_aisfx(args: argparse.Namespace) -> int:
+    from reasonaudio.detect.aisfx_heads import build
+    from reasonaudio.detect.model import MODEL_FILE, Detector
+    from reasonaudio.detect.pretrained import checkpoint_path
+    from reasonaudio.io.outputs import check_file, check_not_an_input
+
+    libraries = [Path(x) for x in args.library]
+    check_not_an_input(args.out, [args.model, *libraries])
+    check_file(Path(args.out), MODEL_FILE, args.force)
+    checkpoint_path()  # the wheel is there, or one line saying how to install it
+    detector = Detector.load(args.model)
+    out = build(detector, list(args.library), weight=args.weight, tau=args.tau, include_valid=args.include_valid)
+    out.save(args.out, inputs=[args.model, *libraries], force=args.force)
+    h = out.aisfx
+    print(f"{args.out}: aiSFX prototypes of {sum(h['known'])} labels from {h['settings']['recordings']} recordings, "
+          f"weight {h['weight']}, tau {h['tau']}")
     return 0
 
 

@@ -32,6 +32,8 @@ def combine(detectors: list[Detector], names: list[str | Path]) -> Detector:
     for detector, name in zip(detectors, names):
         if detector.enrolled:
             raise UserError(f"{name}: has enrolled labels; ensemble the trained models first, then `detect enrol` the result")
+        if detector.aisfx:
+            raise UserError(f"{name}: has aiSFX heads; ensemble the taggers first, then `detect aisfx` the result")
         for what, mine, theirs in (
             ("labels", detector.labels, first.labels),
             ("phrases", detector.phrases, first.phrases),

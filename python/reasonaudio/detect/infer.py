@@ -151,6 +151,11 @@ def detect(
         batches.append(current)
     from reasonaudio.detect.train import torch_threads
 
+    heads = None
+    if detector.aisfx:
+        from reasonaudio.detect.aisfx_heads import AisfxHeads
+
+        heads = AisfxHeads(detector, device)
     threads = torch.get_num_threads()
     torch.set_num_threads(torch_threads())
     with torch.inference_mode(), tqdm(total=n, desc="detect", unit="clip", disable=not progress) as bar:
@@ -165,7 +170,7 @@ def detect(
                 w = waves[k]
                 durations[i] = lengths[i] / sr if rates[i] == sr else len(w) / sr
                 j = (len(w) // cfg.hop + 1 + 1) // 2 if len(w) else 0
-                p = probs[k, :j]
+                p = probs[k, :j] if heads is None else heads.fuse(w, probs[k, :j])
                 live = np.flatnonzero(p.max(axis=0) >= SMOOTH_FLOOR) if j else np.zeros(0, np.int64)
                 pres, per_t = events_of_clip(p[:, live], frame_s, len(w) / sr, post, list(thresholds))
                 presence[i] = p.max(axis=0) if j else 0.0

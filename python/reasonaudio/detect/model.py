@@ -197,6 +197,9 @@ class Detector:
     #: the other taggers of an ensemble (detect.ensemble): same vocabulary, features and library;
     #: their trained-label probabilities are averaged with this one's. Empty: a single tagger
     members: list = field(default_factory=list)
+    #: aiSFX label heads fused with the trained labels' probabilities at detection (detect.aisfx_heads):
+    #: {"weight", "tau", "vectors" [L, 512], "known" [L], "mean" [512], "std" [512], "checkpoint_sha256", …}
+    aisfx: dict | None = None
     _net: object = field(default=None, init=False, repr=False)
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
     run_info: dict = field(default_factory=dict, init=False, repr=False)
@@ -235,6 +238,8 @@ class Detector:
             payload["prototypes"] = dict(self.prototypes)
         if self.members:
             payload["members"] = [m._payload() for m in self.members]
+        if self.aisfx is not None:
+            payload["aisfx"] = dict(self.aisfx)
         return payload
 
     @classmethod
@@ -252,6 +257,7 @@ class Detector:
             background=payload.get("background"),
             prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
             members=[cls._from_payload(m) for m in payload.get("members") or []],
+            aisfx=dict(payload["aisfx"]) if payload.get("aisfx") else None,
         )
 
     def save(self, path: str | os.PathLike[str], *, inputs=(), force: bool = False) -> Path:
