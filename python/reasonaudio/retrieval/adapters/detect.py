@@ -77,6 +77,9 @@ class DetectModel(ScoringModel):
             "setting": "audio only; grammar-parsed queries over a closed vocabulary (the detector's labels)",
             "model_file": str(self.model_path),
             "taggers": 1 + len(d.members),  # > 1: an ensemble (detect ensemble), probabilities averaged
+            # detect aisfx: the pretrained aiSFX CNN's label scores mixed in (its weights are not in the model file)
+            "aisfx_heads": ({k: d.aisfx[k] for k in ("weight", "tau", "checkpoint_sha256", "attribution", "settings")}
+                            if d.aisfx else None),
             "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
             "training_data": (
                 f"{d.training.get('clips_seen')} mixtures ({d.training.get('audio_hours_seen')} h) planned by the Rust planner and "
