@@ -89,15 +89,11 @@ def add_parser(subparsers) -> None:
                            "of the tagger's standardised frame embedding to prototypes of the library's training recordings, "
                            "calibrated on negative frames of training mixtures; the trained weights are unchanged. Recordings "
                            "held out for validation at training time are left out unless --include-valid.")
-    proto.add_argument("model", type=Path, help="detector model file (trained by `detect train`)")
-    proto.add_argument("library", nargs="+", help="the atom library (or libraries, in the same order) the model was trained on (their train recordings)")
-    proto.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the prototype heads)")
+    _heads_inputs(proto, "detector model file (trained by `detect train`)", "the prototype heads")
     proto.add_argument("--mode", choices=["prototypes", "both"], default="prototypes",
                        help="prototypes (default): replace the linear head; both: the mean of the two probabilities")
     proto.add_argument("--per", choices=["recording", "label"], default="recording",
                        help="one prototype per training recording, max over a label's (default), or one per label (their mean)")
-    proto.add_argument("--include-valid", action="store_true",
-                       help="also use the recordings held out for validation at training time (for a final model)")
     proto.add_argument("--quantile", type=float_in(50, 99.99), default=99.0,
                        help="centre: this percentile of a label's cosine on frames where it is absent, [50, 99.99] (default 99)")
     proto.add_argument("--scale", type=float_in(0, 100, low_open=True), default=0.5,
@@ -113,14 +109,10 @@ def add_parser(subparsers) -> None:
                            "`pip install --no-deps aisfx` here and wherever the model runs (its weights, CC BY 4.0, are read from "
                            "the wheel, not stored); detection then costs an aiSFX pass per clip. Recordings held out for "
                            "validation at training time are left out unless --include-valid.")
-    aisfx.add_argument("model", type=Path, help="detector model file (a tagger, with or without prototype heads, or an ensemble)")
-    aisfx.add_argument("library", nargs="+", help="the atom library (or libraries, in the same order) the model was trained on (their train recordings)")
-    aisfx.add_argument("--out", type=Path, required=True, help="model file to write (the input model plus the aiSFX heads)")
+    _heads_inputs(aisfx, "detector model file (a tagger, with or without prototype heads, or an ensemble)", "the aiSFX heads")
     aisfx.add_argument("--weight", type=float_in(0, 1, low_open=True), default=0.3,
                        help="w, the share of the geometric mean, (0, 1] (default 0.3, chosen on a development build)")
     aisfx.add_argument("--tau", type=float_in(0, 10, low_open=True), default=0.05, help="softmax temperature over labels (default 0.05)")
-    aisfx.add_argument("--include-valid", action="store_true",
-                       help="also use the recordings held out for validation at training time (for a final model)")
     aisfx.add_argument("--force", action="store_true", help="replace --out if it exists")
     aisfx.set_defaults(func=run_aisfx)
 
@@ -257,6 +249,15 @@ def run_prototypes(args: argparse.Namespace) -> int:
     print(f"{args.out}: {len(p['vectors'])} prototypes ({p['per']}) from {p['settings']['recordings']} recordings for "
           f"{len(p['centre'])} labels, mode {p['mode']}")
     return 0
+
+
+def _heads_inputs(parser: argparse.ArgumentParser, model_help: str, heads: str) -> None:
+    """The inputs every command that adds heads from the training recordings takes."""
+    parser.add_argument("model", type=Path, help=model_help)
+    parser.add_argument("library", nargs="+", help="the atom library (or libraries, in the same order) the model was trained on (their train recordings)")
+    parser.add_argument("--out", type=Path, required=True, help=f"model file to write (the input model plus {heads})")
+    parser.add_argument("--include-valid", action="store_true",
+                        help="also use the recordings held out for validation at training time (for a final model)")
 
 
 def run_aisfx(args: argparse.Namespace) -> int:
