@@ -49,7 +49,7 @@ ATTRIBUTION = ("aiSFX pretrained CNN (X-Sequential-CE) by A. B. Ma and A. Lerch,
 def checkpoint_path() -> Path:
     spec = importlib.util.find_spec("aisfx")
     if spec is None or not spec.submodule_search_locations:
-        raise UserError("the aisfx front end needs the aisfx wheel: pip install --no-deps aisfx")
+        raise UserError("the aiSFX CNN (--front-end aisfx, detect aisfx and the models they write) needs the aisfx wheel: pip install --no-deps aisfx")
     path = Path(list(spec.submodule_search_locations)[0]) / "models" / "checkpoint.pth"
     if not path.is_file():
         raise UserError(f"{path}: aisfx checkpoint not found (reinstall: pip install --no-deps --force-reinstall aisfx)")
