@@ -120,7 +120,7 @@ def main() -> int:
                            "two_option": round(100 * two["Avg"]["mean"], 1) if "Avg" in two else None}
 
     # naming the true events inside their clips, by the recordings the heads were built from
-    from reasonaudio.detect.prototypes import trained_library
+    from reasonaudio.detect.train import trained_library
 
     label_index = {lab: i for i, lab in enumerate(det.labels)}
     lib = trained_library(det, list(args.library))

@@ -53,7 +53,7 @@ def build(detector, library_spec, *, weight: float = 0.3, tau: float = 0.05, inc
     """A copy of `detector` whose trained labels are also scored by aiSFX prototypes of
     `library_spec`'s training recordings (the library it was trained on)."""
     from reasonaudio.detect.pretrained import ATTRIBUTION, AisfxFrontEnd, checkpoint_sha256
-    from reasonaudio.detect.prototypes import trained_library
+    from reasonaudio.detect.train import trained_library
 
     if not 0.0 < weight <= 1.0:
         raise UserError(f"--weight must be within (0, 1], got {weight}")

@@ -27,7 +27,6 @@ use them; the trained weights are unchanged.
 
 from __future__ import annotations
 
-import os
 
 from dataclasses import replace
 
@@ -53,23 +52,6 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-12)
 
 
-def trained_library(detector, library_spec):
-    """The library (or libraries) `detector` was trained on, opened at its rate; an error for any other."""
-    from reasonaudio.detect.data import library_hash
-    from reasonaudio.detect.train import open_library
-
-    n_labels = detector.net_config.n_labels
-    library = open_library(library_spec, detector.features.sample_rate, None)
-    if library_hash(library) != detector.library.get("hash"):
-        # --labels N models are cut to their first N labels; they match the cut library
-        trained = [lab for lab in dict.fromkeys(library.labels)][:n_labels]
-        library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
-        if library_hash(library) != detector.library.get("hash"):
-            shown = library_spec if isinstance(library_spec, (str, os.PathLike)) else " ".join(map(str, library_spec))
-            raise UserError(f"{shown}: not the library this model was trained on (library hash differs; give the libraries of `detect train`, in its order)")
-    return library
-
-
 def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recording", include_valid: bool = False,
           quantile: float = 99.0, scale_k: float = 0.5, clips: int = 96, device: str = "cpu"):
     """A copy of `detector` whose trained labels are scored by prototypes of `library_spec`'s
@@ -77,6 +59,7 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
     from reasonaudio.detect.data import MixtureSource
     from reasonaudio.detect.enrol import ACTIVE_DB
     from reasonaudio.detect.model import make_front_end
+    from reasonaudio.detect.train import trained_library
 
     if mode not in MODES:
         raise UserError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")

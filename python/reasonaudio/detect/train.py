@@ -152,6 +152,20 @@ def overlap_weighted_bce(logits, target, weight: float):
     return (per * w).sum() / w.sum()
 
 
+def trained_library(detector, library_spec):
+    """The library (or libraries) `detector` was trained on, opened at its rate; an error for any other."""
+    n_labels = detector.net_config.n_labels
+    library = open_library(library_spec, detector.features.sample_rate, None)
+    if library_hash(library) != detector.library.get("hash"):
+        # --labels N models are cut to their first N labels; they match the cut library
+        trained = [lab for lab in dict.fromkeys(library.labels)][:n_labels]
+        library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
+        if library_hash(library) != detector.library.get("hash"):
+            shown = library_spec if isinstance(library_spec, (str, os.PathLike)) else " ".join(map(str, library_spec))
+            raise UserError(f"{shown}: not the library this model was trained on (library hash differs; give the libraries of `detect train`, in its order)")
+    return library
+
+
 def torch_threads() -> int:
     """Intra-op threads for torch: 1 unless REASONAUDIO_TORCH_THREADS says otherwise. On the shared
     2-core machine a training step of the default model took 3.4 s with 2 threads and 0.28 s with
