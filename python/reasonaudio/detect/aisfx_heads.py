@@ -21,7 +21,7 @@ tagger is kept and each trained label's frame probability p is mixed with an aiS
 
 The aiSFX weights are read from the installed wheel (never stored here, CC BY 4.0): the model file
 holds only the prototypes, the standardiser and the checkpoint's sha256, checked at load. The cost
-is an aiSFX pass over every clip at detection: about 4x the tagger's (docs/detect.md).
+is an aiSFX pass over every clip at detection: 3-5x the tagger's time (docs/detect.md).
 """
 
 from __future__ import annotations
