@@ -136,6 +136,29 @@ def test_sigint_during_startup_exits_130_quietly(delay: float, tmp_path: Path):
     assert err.strip().endswith("interrupted")
 
 
+@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_during_the_imports_is_acted_on_once_they_are_done(monkeypatch, capsys, signum, status, word):
+    """Raised inside an extension's import-time code, a KeyboardInterrupt can come out as that
+    extension's panic (polars 2.1's start-up hook unwraps it: a Rust backtrace and exit 1, seen in CI).
+    So while the parser's modules load, a signal is only noted; the command then stops, one line."""
+    import reasonaudio.cli as cli
+
+    loaded = []
+    real = cli.build_parser
+
+    def loading_with_a_signal():
+        os.kill(os.getpid(), signum)
+        time.sleep(0.05)  # the handler runs here: it must not raise into the imports
+        loaded.append(True)
+        return real()
+
+    monkeypatch.setattr(cli, "build_parser", loading_with_a_signal)
+    assert main(["validate", "absent"]) == status
+    err = capsys.readouterr().err
+    assert loaded and err.strip() == f"reasonaudio: {word}"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers given back
+
+
 def test_import_reasonaudio_does_not_load_the_extension():
     """`reasonaudio.cli` is imported before its signal handling exists: the package must stay light."""
     code = "import sys, reasonaudio.cli; print('reasonaudio._core' in sys.modules)"

@@ -116,16 +116,30 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     # Signals first, before the heavy imports of build_parser (the extension, numpy, polars: ~0.3 s):
     # a Ctrl-C or SIGTERM while they load is an ordinary interruption (exit 130 / 143, one line), not
-    # a traceback from inside an import. Nothing has been written yet at that point.
+    # a traceback from inside an import. Nothing has been written yet at that point. During the
+    # imports a signal is only *noted* and acted on once they are done: raised inside an extension's
+    # import-time code it can surface as that extension's panic instead (polars 2.1 unwraps the
+    # KeyboardInterrupt of its start-up hook: a Rust backtrace and exit 1).
     import signal
     import threading
 
+    noted: list[int] = []
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: noted.append(signum))
+        previous_int = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
     else:  # embedded in a program that runs us off its main thread: leave its handlers alone
-        previous = None
+        previous = previous_int = None
     try:
         parser = build_parser()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous_int)
+            signal.signal(signal.SIGTERM, _raise_terminated)
+    if noted:
+        print("reasonaudio: " + ("terminated" if noted[0] == signal.SIGTERM else "interrupted"), file=sys.stderr)
+        _restore(previous)
+        return 143 if noted[0] == signal.SIGTERM else 130
+    try:
         args = parser.parse_args(argv)
     except OSError as err:  # --help or --version could not be printed
         print(f"reasonaudio: error: {_os_error_line(err)}", file=sys.stderr)
