@@ -38,7 +38,7 @@ import numpy as np
 import polars as pl
 
 from _detect_common import SCHEMA, Fixed
-from reasonaudio.detect import torch_module
+from reasonaudio.detect import torch_module, unit_rows
 from reasonaudio.detect.infer import EventIndex, detect, read_mono
 from reasonaudio.detect.model import Detector
 from reasonaudio.detect.postprocess import events_of_clip
@@ -47,10 +47,6 @@ from reasonaudio.evaluation.run import evaluate
 from reasonaudio.io.benchmark import load_benchmark
 
 AISFX_FRAME_S = 8 * 1024 / 44_100  # three 2x poolings of 1024-sample hops at 44.1 kHz
-
-
-def unit_rows(x: np.ndarray) -> np.ndarray:
-    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-12)
 
 
 def rescored(index: EventIndex, post, transform) -> EventIndex:
@@ -123,9 +119,8 @@ def main() -> int:
     from reasonaudio.detect.train import trained_library
 
     label_index = {lab: i for i, lab in enumerate(det.labels)}
-    lib = trained_library(det, list(args.library))
-    valid = set(det.library.get("valid_atom_ids") or [])
-    train = [(lib.labels[i], heads.embed(lib.audio(i)).T) for i in range(len(lib)) if args.include_valid or lib.atom_ids[i] not in valid]
+    lib = trained_library(det, list(args.library), include_valid=args.include_valid)
+    train = [(lib.labels[i], heads.embed(lib.audio(i)).T) for i in range(len(lib))]
     rec = np.stack([e.max(axis=1) for _, e in train])
     rmu, rsd = rec.mean(axis=0), rec.std(axis=0) + 1e-6
     rec_protos = np.zeros((len(det.labels), rec.shape[1]), np.float32)

@@ -26,8 +26,6 @@ from reasonaudio.detect.prototypes import build  # noqa: E402
 from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 
-FAMILIES = ("bells", "sirens", "rain", "drums", "whistles", "engines", "chirps", "alarms")  # the recordings fixture's
-SR = 16000
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, recordings):
@@ -39,21 +37,21 @@ def trained(tmp_path_factory, recordings):
     return root, detector, lib
 
 
-def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path):
+def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path, recordings):
     root, detector, lib = trained
-    assert len(detector.library["valid_atom_ids"]) == len(FAMILIES)  # one recording of each label held out
+    assert len(detector.library["valid_atom_ids"]) == len(recordings.FAMILIES)  # one recording of each label held out
     out = build(detector, str(root / "lib"), clips=16)
     p = out.prototypes
-    assert p["mode"] == "prototypes" and p["settings"]["recordings"] == len(FAMILIES)  # the held-out ones left out
-    assert sorted(p["label"]) == list(range(len(FAMILIES))) and len(p["centre"]) == len(FAMILIES)
+    assert p["mode"] == "prototypes" and p["settings"]["recordings"] == len(recordings.FAMILIES)  # the held-out ones left out
+    assert sorted(p["label"]) == list(range(len(recordings.FAMILIES))) and len(p["centre"]) == len(recordings.FAMILIES)
     assert all(np.array_equal(out.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
     loaded = Detector.load(out.save(tmp_path / "p.pt"))
     assert loaded.prototypes == p
     k = 2
     atom = lib.audio(k)
-    clip = np.zeros(8 * SR, np.float32)
-    clip[2 * SR : 2 * SR + len(atom)] = atom
-    sf.write(tmp_path / "one.wav", clip, SR, subtype="FLOAT")
+    clip = np.zeros(8 * recordings.SR, np.float32)
+    clip[2 * recordings.SR : 2 * recordings.SR + len(atom)] = atom
+    sf.write(tmp_path / "one.wav", clip, recordings.SR, subtype="FLOAT")
     index = detect(loaded, [tmp_path / "one.wav"], ["one"], progress=False)
     best = index.table().sort("confidence", descending=True).row(0, named=True)
     assert best["label"] == lib.labels[k] and abs(best["onset_s"] - 2.0) < 0.5
@@ -61,17 +59,17 @@ def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path):
     assert not np.array_equal(head.presence, index.presence)  # the prototypes, not the linear head, scored it
 
 
-def test_include_valid_per_label_and_both(trained):
+def test_include_valid_per_label_and_both(trained, recordings):
     root, detector, _ = trained
     every = build(detector, str(root / "lib"), clips=16, include_valid=True)
-    assert every.prototypes["settings"]["recordings"] == 2 * len(FAMILIES) and len(every.prototypes["vectors"]) == 2 * len(FAMILIES)
+    assert every.prototypes["settings"]["recordings"] == 2 * len(recordings.FAMILIES) and len(every.prototypes["vectors"]) == 2 * len(recordings.FAMILIES)
     per_label = build(detector, str(root / "lib"), clips=16, include_valid=True, per="label", mode="both")
-    assert len(per_label.prototypes["vectors"]) == len(FAMILIES) and per_label.prototypes["mode"] == "both"
+    assert len(per_label.prototypes["vectors"]) == len(recordings.FAMILIES) and per_label.prototypes["mode"] == "both"
 
 
-def test_prototypes_refuse_bad_input(trained, tmp_path):
+def test_prototypes_refuse_bad_input(trained, tmp_path, recordings):
     root, detector, lib = trained
-    other = lib.subset(list(range(len(FAMILIES))))  # not the library it was trained on
+    other = lib.subset(list(range(len(recordings.FAMILIES))))  # not the library it was trained on
     other.save(tmp_path / "other")
     with pytest.raises(UserError, match="not the library this model was trained on"):
         build(detector, str(tmp_path / "other"))
@@ -81,7 +79,7 @@ def test_prototypes_refuse_bad_input(trained, tmp_path):
         build(detector, str(root / "lib"), quantile=100.0)
 
 
-def test_cli_prototypes_same_command_same_bytes(trained, tmp_path, capsys):
+def test_cli_prototypes_same_command_same_bytes(trained, tmp_path, capsys, recordings):
     from reasonaudio.cli import main
 
     root, detector, _ = trained
@@ -89,7 +87,7 @@ def test_cli_prototypes_same_command_same_bytes(trained, tmp_path, capsys):
     r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(root / "lib"),
                         "--out", str(tmp_path / "a.pt")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert f"{len(FAMILIES)} prototypes (recording)" in r.stdout
+    assert f"{len(recordings.FAMILIES)} prototypes (recording)" in r.stdout
     # the same command in this process writes the same bytes
     assert main(["detect", "prototypes", str(model), str(root / "lib"), "--out", str(tmp_path / "b.pt")]) == 0
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
@@ -154,7 +152,7 @@ def test_prototypes_of_a_model_trained_on_two_libraries(tmp_path, capsys, record
     from reasonaudio.cli import main
 
     lib = recordings.two_recordings_per_label()
-    n = len(FAMILIES)
+    n = len(recordings.FAMILIES)
     lib.subset(list(range(n))).save(tmp_path / "a")
     lib.subset(list(range(n, 2 * n))).save(tmp_path / "b")
     cfg = TrainConfig(steps=4, batch=4, channels=16, crop_s=4.0, valid_clips=4, checks=1, valid_fraction=0.0)

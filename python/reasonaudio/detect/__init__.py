@@ -5,12 +5,21 @@ file) -> data (training mixtures from the Rust planner and mixer) [+ augment (re
 beds, rooms; opt-in)] -> train (reproducible by steps/batch/seed, validated on held-out
 recordings, cached by library hash) -> enrol (few-shot labels as prototypes, no retraining) [+ prototypes (every trained label scored by
 prototypes of its training recordings, alone or averaged with the head; opt-in)] [+ ensemble (several
-taggers' probabilities averaged in one model file; opt-in)] ->
+taggers' probabilities averaged in one model file; opt-in)] [+ aisfx_heads (the pretrained aiSFX
+CNN's label scores mixed into the trained labels'; opt-in)] ->
 infer (event index of a corpus) -> postprocess (median filter, thresholds, gaps) -> rank
 (template grammar + Rust engine, graded score) -> metrics (SED metrics via sed_scores_eval) ->
 errors (which perception error costs which task). torch is imported only inside the functions
 that need it.
 """
+
+
+def unit_rows(x):
+    """Rows of a numpy array scaled to unit length (a zero row stays zero): the cosines of the
+    prototype heads (prototypes, aisfx_heads)."""
+    import numpy as np
+
+    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-12)
 
 
 def torch_module():

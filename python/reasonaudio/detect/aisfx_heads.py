@@ -30,15 +30,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from reasonaudio.detect import torch_module
+from reasonaudio.detect import torch_module, unit_rows
 from reasonaudio.errors import UserError
 
 LOUD_QUANTILE = 0.3  # a recording's frames above this quantile of activation make its prototype
 POOLING = 8  # the CNN's three 2x poolings: one embedding per 8 STFT frames
-
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-12)
 
 
 def embed(front, wave: np.ndarray) -> np.ndarray:
@@ -61,9 +57,7 @@ def build(detector, library_spec, *, weight: float = 0.3, tau: float = 0.05, inc
         raise UserError(f"--tau must be positive, got {tau}")
     if detector.enrolled:
         raise UserError("this model has enrolled labels: add aiSFX heads before enrolling")
-    library = trained_library(detector, library_spec)
-    valid = set(detector.library.get("valid_atom_ids") or [])
-    library = library.subset([i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid])
+    library = trained_library(detector, library_spec, include_valid=include_valid)
     n_labels = detector.net_config.n_labels
     index = {lab: k for k, lab in enumerate(detector.labels[:n_labels])}
     front = AisfxFrontEnd(detector.features)
@@ -76,12 +70,12 @@ def build(detector, library_spec, *, weight: float = 0.3, tau: float = 0.05, inc
     for label, e in per_recording:
         activation = e.max(axis=1)
         loud = activation >= np.quantile(activation, LOUD_QUANTILE)
-        vectors[label] += _unit_rows(_unit_rows((e - mean) / std)[loud].mean(axis=0))
+        vectors[label] += unit_rows(unit_rows((e - mean) / std)[loud].mean(axis=0))
     known = np.linalg.norm(vectors, axis=1) > 0
     out = replace(detector, aisfx={
         "weight": weight,
         "tau": tau,
-        "vectors": np.asarray(_unit_rows(vectors), np.float32).tolist(),
+        "vectors": np.asarray(unit_rows(vectors), np.float32).tolist(),
         "known": known.tolist(),
         "mean": np.asarray(mean, np.float32).tolist(),
         "std": np.asarray(std, np.float32).tolist(),
@@ -120,7 +114,7 @@ class AisfxHeads:
 
     def scores(self, embedding: np.ndarray, n_frames: int) -> np.ndarray:
         """[n_frames, known labels] aiSFX scores of a clip's embeddings on the tagger's frame grid."""
-        z = _unit_rows((embedding - self.mean) / self.std)
+        z = unit_rows((embedding - self.mean) / self.std)
         cos = z @ self.vectors[self.known].T
         a = np.exp((cos - cos.max(axis=1, keepdims=True)) / self.tau)
         a /= a.sum(axis=1, keepdims=True)

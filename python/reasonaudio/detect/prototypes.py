@@ -32,7 +32,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from reasonaudio.detect import torch_module
+from reasonaudio.detect import torch_module, unit_rows
 from reasonaudio.errors import UserError
 
 MODES = ("prototypes", "both")  # both: the mean of the head's and the prototypes' probabilities
@@ -46,10 +46,6 @@ def _frames(net, front, waves: np.ndarray, device: str) -> np.ndarray:
     with torch.inference_mode():
         h = net.features(front(torch.from_numpy(waves).to(device)))
     return h.transpose(1, 2).cpu().numpy().astype(np.float64)  # [B, J, C']
-
-
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-12)
 
 
 def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recording", include_valid: bool = False,
@@ -72,12 +68,9 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
     if detector.enrolled:
         raise UserError("this model has enrolled labels: build prototype heads before enrolling")
     n_labels = detector.net_config.n_labels
-    library = trained_library(detector, library_spec)
+    library = trained_library(detector, library_spec, include_valid=include_valid)
     if detector.members:
         raise UserError("prototype heads belong to one tagger's embedding space: build them on each model before `detect ensemble`")
-    valid = set(detector.library.get("valid_atom_ids") or [])
-    keep = [i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid]
-    library = library.subset(keep)
     labels = detector.labels[:n_labels]
     index = {lab: k for k, lab in enumerate(labels)}
     net = detector.net(device)
@@ -101,7 +94,7 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
     truth = np.concatenate(ts) >= 0.5
     mean = frames.mean(axis=0)
     std = frames.std(axis=0) + 1e-3
-    z = _unit_rows((frames - mean) / std)
+    z = unit_rows((frames - mean) / std)
 
     vectors, owner = [], []
     for i in range(len(library)):
@@ -112,13 +105,13 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         energy = mel[0].cpu().numpy().max(axis=0)[::2][: len(h)]
         active = energy >= energy.max() - ACTIVE_DB / 10
         h = h[active] if active.any() else h
-        vectors.append(_unit_rows(_unit_rows((h - mean) / std).mean(axis=0)))
+        vectors.append(unit_rows(unit_rows((h - mean) / std).mean(axis=0)))
         owner.append(index[library.labels[i]])
     vectors = np.stack(vectors)
     owner = np.asarray(owner, np.int64)
     if per == "label":
         present = sorted(set(owner.tolist()))
-        vectors = np.stack([_unit_rows(vectors[owner == c].mean(axis=0)) for c in present])
+        vectors = np.stack([unit_rows(vectors[owner == c].mean(axis=0)) for c in present])
         owner = np.asarray(present, np.int64)
     missing = [labels[c] for c in range(n_labels) if c not in set(owner.tolist())]
     if missing:

@@ -152,8 +152,9 @@ def overlap_weighted_bce(logits, target, weight: float):
     return (per * w).sum() / w.sum()
 
 
-def trained_library(detector, library_spec):
-    """The library (or libraries) `detector` was trained on, opened at its rate; an error for any other."""
+def trained_library(detector, library_spec, *, include_valid: bool):
+    """The training recordings of the library (or libraries) `detector` was trained on, opened at its
+    rate, without those held out for validation unless `include_valid`; an error for any other library."""
     n_labels = detector.net_config.n_labels
     library = open_library(library_spec, detector.features.sample_rate, None)
     if library_hash(library) != detector.library.get("hash"):
@@ -163,7 +164,8 @@ def trained_library(detector, library_spec):
         if library_hash(library) != detector.library.get("hash"):
             shown = library_spec if isinstance(library_spec, (str, os.PathLike)) else " ".join(map(str, library_spec))
             raise UserError(f"{shown}: not the library this model was trained on (library hash differs; give the libraries of `detect train`, in its order)")
-    return library
+    valid = set(detector.library.get("valid_atom_ids") or [])
+    return library.subset([i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid])
 
 
 def torch_threads() -> int:
