@@ -1,7 +1,7 @@
 """What the pretrained aiSFX CNN buys at retrieval, beside a trained tagger, on unheard recordings.
 
     python benches/bench_detect_aisfx.py BENCH LIB [LIB2 …] --model MODEL.pt [--include-valid]
-        [--weights 0.3 0.5] [--tau 0.05] [--out x.json]
+        [--head trained|prototypes] [--weights 0.3 0.5] [--tau 0.05] [--mixtures 4000] [--out x.json]
 
 BENCH is built from recordings the tagger never heard (`--exemplar-split test`); LIB is the library
 (or libraries) the tagger was trained on, whose training recordings give the aiSFX heads
@@ -12,9 +12,10 @@ Needs `pip install --no-deps aisfx`.
 The probe (`bench_detect.py probe`) names whole, isolated recordings; here the question is the one
 retrieval asks, inside mixtures, with one aiSFX pass per clip for every weight:
 
-1. Retrieval. The heads' scores a (`AisfxHeads.scores`: softmax over labels of the cosine to the
-   labels' prototypes, on the tagger's frames) are mixed into the tagger's *median-filtered*
-   probabilities p as (1 - w) p + w sqrt(p a) and ranked as `detect:` ranks (same thresholds,
+1. Retrieval. The heads' scores a (`AisfxHeads.scores`, on the tagger's frames: the trained head's
+   per-label probabilities, or the softmax over labels of the cosine to the labels' prototypes)
+   are mixed into the tagger's *median-filtered* probabilities p as the head mixes them
+   (`AisfxHeads.mix`: (1 - w) p + w a, or (1 - w) p + w sqrt(p a)) and ranked as `detect:` ranks (same thresholds,
    votes and soft truth): the tagger alone, aiSFX alone (a), and each weight w. `detect aisfx`
    mixes the *raw* probabilities before the median filter, so `reasonaudio eval` of its model
    gives close but not identical figures (docs/detect.md has both). Acc@1 from
@@ -69,7 +70,7 @@ def rescored(index: EventIndex, post, transform) -> EventIndex:
 
 
 def main() -> int:
-    from reasonaudio.detect.aisfx_heads import AisfxHeads, build
+    from reasonaudio.detect.aisfx_heads import AisfxHeads, HeadConfig, build
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench", type=Path)
@@ -77,7 +78,9 @@ def main() -> int:
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--include-valid", action="store_true", help="also the recordings held out for validation (a final model)")
     ap.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.5])
-    ap.add_argument("--tau", type=float, default=0.05)
+    ap.add_argument("--head", choices=["trained", "prototypes"], default="trained")
+    ap.add_argument("--tau", type=float, default=0.05, help="--head prototypes")
+    ap.add_argument("--mixtures", type=int, default=HeadConfig.mixtures, help="--head trained")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
@@ -89,7 +92,10 @@ def main() -> int:
     index = detect(det, bench.audio_paths(), clip_ids, keep_scores=True, progress=False, pairs=overlap_pairs(logics, det.labels))
     t_tagger = time.perf_counter() - t0
 
-    with_heads = build(det, list(args.library), tau=args.tau, include_valid=args.include_valid)
+    t0 = time.perf_counter()
+    with_heads = build(det, list(args.library), head=args.head, tau=args.tau, include_valid=args.include_valid,
+                       config=HeadConfig(mixtures=args.mixtures), progress=True)
+    t_build = time.perf_counter() - t0
     heads = AisfxHeads(with_heads)
     known_mask = np.asarray(with_heads.aisfx["known"], bool)
     known = np.flatnonzero(known_mask)
@@ -105,7 +111,8 @@ def main() -> int:
 
     variants = {"tagger alone": None, "aiSFX alone": lambda cid, s: aisfx_frames(cid, len(s))}
     for w in args.weights:
-        variants[f"tagger + aiSFX, w={w:g}"] = lambda cid, s, w=w: (1 - w) * s + w * np.sqrt(s * aisfx_frames(cid, len(s)))
+        weighted = AisfxHeads(replace(with_heads, aisfx={**with_heads.aisfx, "weight": w}))
+        variants[f"tagger + aiSFX, w={w:g}"] = lambda cid, s, m=weighted: m.mix(s, aisfx_frames(cid, len(s)))
     retrieval = {}
     for name, transform in variants.items():
         idx = index if transform is None else rescored(index, det.post, transform)
@@ -147,8 +154,8 @@ def main() -> int:
 
     audio_s = float(index.durations_s.sum())
     report = {"benchmark": str(args.bench), "library": list(args.library), "model": str(args.model),
-              "train_recordings": len(train), "tau": args.tau, "include_valid": args.include_valid, "retrieval": retrieval, "naming_true_events_pct": naming,
-              "seconds": {"tagger_detect": round(t_tagger, 1), "aisfx_embed": round(t_aisfx, 1), "audio": round(audio_s, 1)},
+              "train_recordings": len(train), "head": args.head, "tau": args.tau, "include_valid": args.include_valid, "retrieval": retrieval, "naming_true_events_pct": naming,
+              "seconds": {"heads_build": round(t_build, 1), "tagger_detect": round(t_tagger, 1), "aisfx_embed": round(t_aisfx, 1), "audio": round(audio_s, 1)},
               "aisfx_x_tagger": round(t_aisfx / t_tagger, 2)}
     tasks = [t for t in next(iter(retrieval.values()))["acc@1"]]
     print(f"{'Acc@1 %':<28}" + "".join(f"{t:>10}" for t in tasks) + f"{'two-option':>12}")

@@ -1,15 +1,18 @@
 """aiSFX heads (`detect aisfx`, issue 21): the pretrained aiSFX CNN's label scores mixed into a
-trained tagger's probabilities as (1 - w) p + w sqrt(p a).
+trained tagger's probabilities, by prototypes as (1 - w) p + w sqrt(p a), by a trained head as
+(1 - w) p + w a.
 
 A tagger trained for seconds on eight procedural sounds (two recordings each, one held out for
-validation) gets aiSFX heads; aiSFX's scores name each training recording by its own label at the
-frames it sounds, detection mixes them in exactly as the formula says and never adds a label the
-tagger does not hear, the heads survive the model file, the same command writes the same bytes,
-and bad input (another library, a model with enrolled labels, another checkpoint) is one clear error.
+validation) gets aiSFX heads of both kinds; their scores name each training recording by its own
+label at the frames it sounds (the trained head also the held-out recording), detection mixes them
+in exactly as the formula says (prototypes never add a label the tagger does not hear), the heads
+survive the model file, the same command writes the same bytes, and bad input (another library, a
+model with enrolled labels, another checkpoint, --tau for the trained head) is one clear error.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -24,11 +27,13 @@ if __import__("importlib").util.find_spec("aisfx") is None:
 
 from dataclasses import replace  # noqa: E402
 
-from reasonaudio.detect.aisfx_heads import AisfxHeads, build  # noqa: E402
+from reasonaudio.detect.aisfx_heads import AisfxHeads, HeadConfig, build  # noqa: E402
 from reasonaudio.detect.infer import detect  # noqa: E402
 from reasonaudio.detect.model import Detector  # noqa: E402
 from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
+from reasonaudio.retrieval.adapters.detect import DetectModel  # noqa: E402
+from reasonaudio.retrieval.base import ModelOptions  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +47,15 @@ def trained(tmp_path_factory, recordings):
 
 def test_heads_name_the_training_recordings_and_round_trip(trained, tmp_path):
     root, detector, lib = trained
-    out = build(detector, str(root / "lib"))
+    out = build(detector, str(root / "lib"), head="prototypes")
     h = out.aisfx
     n = detector.net_config.n_labels
     assert h["settings"]["recordings"] == n and all(h["known"]) and len(h["vectors"]) == n  # held-out recordings left out
-    assert build(detector, str(root / "lib"), include_valid=True).aisfx["settings"]["recordings"] == 2 * n
+    assert build(detector, str(root / "lib"), head="prototypes", include_valid=True).aisfx["settings"]["recordings"] == 2 * n
     assert all(np.array_equal(out.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
     loaded = Detector.load(out.save(tmp_path / "a.pt"))
     assert loaded.aisfx == h
+    assert DetectModel(str(tmp_path / "a.pt"), ModelOptions(progress=False)).describe()["aisfx_heads"]["tau"] == 0.05
     heads = AisfxHeads(loaded)
     valid = set(detector.library["valid_atom_ids"])
     named = 0
@@ -65,7 +71,7 @@ def test_heads_name_the_training_recordings_and_round_trip(trained, tmp_path):
 
 def test_detection_mixes_the_scores_in_as_the_formula_says(trained, tmp_path):
     root, detector, lib = trained
-    model = build(detector, str(root / "lib"), weight=0.4)
+    model = build(detector, str(root / "lib"), head="prototypes", weight=0.4)
     heads = AisfxHeads(model)
     sr = lib.sample_rate
     clip = np.zeros(8 * sr, np.float32)
@@ -94,10 +100,10 @@ def test_same_command_same_bytes_and_bad_input(trained, tmp_path, capsys):
     root, detector, lib = trained
     model = detector.save(tmp_path / "m.pt")
     r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "aisfx", str(model), str(root / "lib"),
-                        "--out", str(tmp_path / "a.pt")], capture_output=True, text=True)
+                        "--head", "prototypes", "--out", str(tmp_path / "a.pt")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "aiSFX prototypes of 8 labels from 8 recordings, weight 0.3" in r.stdout
-    assert main(["detect", "aisfx", str(model), str(root / "lib"), "--out", str(tmp_path / "b.pt")]) == 0
+    assert main(["detect", "aisfx", str(model), str(root / "lib"), "--head", "prototypes", "--out", str(tmp_path / "b.pt")]) == 0
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
     capsys.readouterr()
     # another library, an existing --out, a weight out of range: one line each, nothing written
@@ -114,6 +120,72 @@ def test_same_command_same_bytes_and_bad_input(trained, tmp_path, capsys):
     with pytest.raises(UserError, match="aiSFX heads"):
         combine([with_heads, detector], ["a.pt", "m.pt"])
     with pytest.raises(UserError, match="enrolled"):
-        build(replace(detector, enrolled={"labels": ["x"]}), str(root / "lib"))
+        build(replace(detector, enrolled={"labels": ["x"]}), str(root / "lib"), head="prototypes")
     with pytest.raises(UserError, match="checkpoint"):
         AisfxHeads(replace(with_heads, aisfx={**with_heads.aisfx, "checkpoint_sha256": "0" * 64}))
+
+
+TINY = HeadConfig(mixtures=48, epochs=40, seed=0)
+
+
+@pytest.fixture(scope="module")
+def trained_head(trained):
+    root, detector, lib = trained
+    return build(detector, str(root / "lib"), config=TINY)
+
+
+def test_the_trained_head_names_recordings_it_did_and_did_not_hear_and_round_trips(trained, trained_head, tmp_path):
+    root, detector, lib = trained
+    h = trained_head.aisfx
+    n = detector.net_config.n_labels
+    assert h["head"] == "trained" and h["fusion"] == "mean" and all(h["known"])
+    assert h["settings"]["recordings"] == n and h["settings"]["mixtures"] == 48  # held-out recordings left out
+    assert all(np.array_equal(trained_head.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
+    loaded = Detector.load(trained_head.save(tmp_path / "t.pt"))
+    described = DetectModel(str(tmp_path / "t.pt"), ModelOptions(progress=False)).describe()["aisfx_heads"]  # what eval records
+    assert described["head"] == "trained" and described["weight"] == 0.3 and "network" not in described
+    json.dumps(described)
+    assert set(loaded.aisfx["network"]) == set(h["network"])
+    assert all(np.array_equal(loaded.aisfx["network"][k].numpy(), v.numpy()) for k, v in h["network"].items())
+    heads = AisfxHeads(loaded)
+    sr = lib.sample_rate
+    valid = set(detector.library["valid_atom_ids"])
+    named = {True: 0, False: 0}
+    for i in range(len(lib)):
+        clip = np.zeros(8 * sr, np.float32)
+        wave = lib.audio(i)[: 5 * sr]
+        clip[2 * sr : 2 * sr + len(wave)] = wave
+        a = heads.scores(heads.embed(clip), int(8 / loaded.output_frame_s))
+        assert a.shape[1] == n and np.all((a >= 0) & (a <= 1))  # one probability per label, not a distribution
+        inside = slice(int(2.3 / loaded.output_frame_s), int((2 + len(wave) / sr - 0.3) / loaded.output_frame_s))
+        heard = lib.atom_ids[i] not in valid
+        named[heard] += int(np.argmax(a[inside].mean(axis=0)) == detector.labels.index(lib.labels[i]))
+        assert a[: int(1.5 / loaded.output_frame_s)].max() < a[inside].max()  # silence before it scores lower
+    assert named[True] >= n - 1 and named[False] >= n - 2  # its own recordings, and the unheard ones (8 and 8 of 8 here)
+
+
+def test_the_trained_head_is_mixed_in_as_a_mean_and_written_the_same_twice(trained, trained_head, tmp_path, capsys):
+    from reasonaudio.cli import main
+
+    root, detector, lib = trained
+    heads = AisfxHeads(replace(trained_head, aisfx={**trained_head.aisfx, "weight": 0.4}))
+    sr = lib.sample_rate
+    clip = np.zeros(8 * sr, np.float32)
+    clip[2 * sr : 2 * sr + len(lib.audio(2))] = lib.audio(2)
+    p = np.random.default_rng(1).uniform(0, 1, (200, detector.net_config.n_labels)).astype(np.float32)
+    a = heads.scores(heads.embed(clip), len(p))
+    assert np.allclose(heads.fuse(clip, p), 0.6 * p + 0.4 * a, atol=1e-6)
+    sf.write(tmp_path / "one.wav", clip, sr, subtype="FLOAT")
+    best = detect(trained_head, [tmp_path / "one.wav"], ["one"], progress=False).table(0).sort("confidence", descending=True).row(0, named=True)
+    assert best["label"] == lib.labels[2] and abs(best["onset_s"] - 2.0) < 0.5
+    # the command: same bytes twice; --tau belongs to the prototypes (one line, nothing written)
+    model = detector.save(tmp_path / "m.pt")
+    tiny = ["--mixtures", "16", "--epochs", "2"]
+    for name in ("a.pt", "b.pt"):
+        assert main(["detect", "aisfx", str(model), str(root / "lib"), *tiny, "--out", str(tmp_path / name)]) == 0
+    assert "a trained aiSFX head (16 mixtures, 2 epochs) of 8 labels from 8 recordings, weight 0.3, mean fusion" in capsys.readouterr().out
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    assert main(["detect", "aisfx", str(model), str(root / "lib"), "--tau", "0.1", "--out", str(tmp_path / "c.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "--tau" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "c.pt").exists()

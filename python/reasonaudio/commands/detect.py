@@ -21,6 +21,7 @@ def add_parser(subparsers) -> None:
     sub = parser.add_subparsers(dest="detect_command", metavar="SUBCOMMAND")
     sub.required = True
 
+    from reasonaudio.detect.aisfx_heads import HeadConfig
     from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.model import STEMS  # already imported by detect.train: no start-up cost
     from reasonaudio.detect.train import TrainConfig
@@ -103,16 +104,26 @@ def add_parser(subparsers) -> None:
     proto.set_defaults(func=run_prototypes)
 
     aisfx = sub.add_parser("aisfx", help="mix the pretrained aiSFX CNN's label scores into the trained labels' probabilities",
-                           description="aiSFX heads (issue 21): each trained label's frame probability p becomes "
-                           "(1 - w) p + w sqrt(p a), a the softmax over labels of the cosine of aiSFX's frame embedding to "
-                           "prototypes of the library's training recordings; aiSFX can veto a label, never add one. Needs "
-                           "`pip install --no-deps aisfx` here and wherever the model runs (its weights, CC BY 4.0, are read from "
-                           "the wheel, not stored); detection then costs an aiSFX pass per clip. Recordings held out for "
+                           description="aiSFX heads (issue 21): each trained label's frame probability p is mixed with a score a "
+                           "that the pretrained aiSFX CNN gives its frames. --head trained (default) fits a small network on aiSFX "
+                           "embeddings of training mixtures of the library's recordings (minutes: about one aiSFX pass per mixture) "
+                           "and mixes (1 - w) p + w a; --head prototypes takes the softmax over labels of the cosine to prototypes "
+                           "of the training recordings and mixes (1 - w) p + w sqrt(p a), which can veto a label, never add one. "
+                           "Needs `pip install --no-deps aisfx` here and wherever the model runs (its weights, CC BY 4.0, are read "
+                           "from the wheel, not stored); detection then costs an aiSFX pass per clip. Recordings held out for "
                            "validation at training time are left out unless --include-valid.")
     _heads_inputs(aisfx, "detector model file (a tagger, with or without prototype heads, or an ensemble)", "the aiSFX heads")
+    aisfx.add_argument("--head", choices=["trained", "prototypes"], default="trained",
+                       help="trained (default): a network fitted on aiSFX frames of training mixtures; prototypes: stop 34's")
     aisfx.add_argument("--weight", type=float_in(0, 1, low_open=True), default=0.3,
-                       help="w, the share of the geometric mean, (0, 1] (default 0.3, chosen on a development build)")
-    aisfx.add_argument("--tau", type=float_in(0, 10, low_open=True), default=0.05, help="softmax temperature over labels (default 0.05)")
+                       help="w, aiSFX's share of the mix, (0, 1] (default 0.3, chosen on a development build)")
+    aisfx.add_argument("--tau", type=float_in(0, 10, low_open=True), default=None,
+                       help="--head prototypes: softmax temperature over labels (default 0.05)")
+    aisfx.add_argument("--mixtures", type=int_in(1), default=HeadConfig.mixtures,
+                       help=f"--head trained: training mixtures of 10 s (default {HeadConfig.mixtures})")
+    aisfx.add_argument("--epochs", type=int_in(1), default=HeadConfig.epochs,
+                       help=f"--head trained: passes over their frames (default {HeadConfig.epochs})")
+    aisfx.add_argument("--seed", type=SEED, default=HeadConfig.seed, help="--head trained: seed of the mixtures and the fit (default 0)")
     aisfx.add_argument("--force", action="store_true", help="replace --out if it exists")
     aisfx.set_defaults(func=run_aisfx)
 
@@ -261,21 +272,28 @@ def _heads_inputs(parser: argparse.ArgumentParser, model_help: str, heads: str) 
 
 
 def run_aisfx(args: argparse.Namespace) -> int:
-    from reasonaudio.detect.aisfx_heads import build
+    from reasonaudio.detect.aisfx_heads import HeadConfig, build
     from reasonaudio.detect.model import MODEL_FILE, Detector
     from reasonaudio.detect.pretrained import checkpoint_path
+    from reasonaudio.errors import UserError
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
+    if args.head == "trained" and args.tau is not None:
+        raise UserError("--tau is the prototypes' softmax temperature: give it with --head prototypes")
     libraries = [Path(x) for x in args.library]
     check_not_an_input(args.out, [args.model, *libraries])
     check_file(Path(args.out), MODEL_FILE, args.force)
     checkpoint_path()  # the wheel is there, or one line saying how to install it
     detector = Detector.load(args.model)
-    out = build(detector, list(args.library), weight=args.weight, tau=args.tau, include_valid=args.include_valid)
+    config = HeadConfig(mixtures=args.mixtures, epochs=args.epochs, seed=args.seed)
+    out = build(detector, list(args.library), head=args.head, weight=args.weight, tau=0.05 if args.tau is None else args.tau,
+                include_valid=args.include_valid, config=config, progress=True)
     out.save(args.out, inputs=[args.model, *libraries], force=args.force)
     h = out.aisfx
-    print(f"{args.out}: aiSFX prototypes of {sum(h['known'])} labels from {h['settings']['recordings']} recordings, "
-          f"weight {h['weight']}, tau {h['tau']}")
+    made = (f"a trained aiSFX head ({h['settings']['mixtures']} mixtures, {h['settings']['epochs']} epochs)" if args.head == "trained"
+            else "aiSFX prototypes")
+    shown = f"{h['fusion']} fusion" if args.head == "trained" else f"tau {h['tau']}"
+    print(f"{args.out}: {made} of {sum(h['known'])} labels from {h['settings']['recordings']} recordings, weight {h['weight']}, {shown}")
     return 0
 
 

@@ -374,7 +374,7 @@ def background_bank(net, mel, source: MixtureSource, batch: int, n_out, device: 
     return frames[torch.from_numpy(np.sort(pick))].to(torch.float16).contiguous()
 
 
-class _Deterministic:
+class Deterministic:
     """torch's deterministic algorithms and a fixed thread count for the run, restored after."""
 
     def __init__(self, threads: int):
@@ -429,7 +429,7 @@ def train(
     # detection honours): intra-op parallelism splits the float reductions of convolutions
     # differently, and 1 and 2 threads gave different weights (measured), so a fixed count is
     # what makes the bytes independent of the machine
-    with _Deterministic(TRAIN_THREADS):
+    with Deterministic(TRAIN_THREADS):
         return _train(library_spec, config, features, device, progress, log)
 
 

@@ -78,7 +78,8 @@ class DetectModel(ScoringModel):
             "model_file": str(self.model_path),
             "taggers": 1 + len(d.members),  # > 1: an ensemble (detect ensemble), probabilities averaged
             # detect aisfx: the pretrained aiSFX CNN's label scores mixed in (its weights are not in the model file)
-            "aisfx_heads": ({k: d.aisfx[k] for k in ("weight", "tau", "checkpoint_sha256", "attribution", "settings")}
+            "aisfx_heads": ({k: d.aisfx[k] for k in ("head", "fusion", "weight", "tau", "checkpoint_sha256", "attribution", "settings")
+                             if k in d.aisfx}
                             if d.aisfx else None),
             "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
             "training_data": (
