@@ -29,6 +29,7 @@ retrieval asks, inside mixtures, with one aiSFX pass per clip for every weight:
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -46,9 +47,6 @@ from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.detect.rank import overlap_pairs, parse_queries, score_matrix
 from reasonaudio.evaluation.run import evaluate
 from reasonaudio.io.benchmark import load_benchmark
-
-AISFX_FRAME_S = 8 * 1024 / 44_100  # three 2x poolings of 1024-sample hops at 44.1 kHz
-
 
 def rescored(index: EventIndex, post, transform) -> EventIndex:
     """`index` with presence, events and co-activations found again from transform(clip, frames)
@@ -70,7 +68,7 @@ def rescored(index: EventIndex, post, transform) -> EventIndex:
 
 
 def main() -> int:
-    from reasonaudio.detect.aisfx_heads import AisfxHeads, HeadConfig, build
+    from reasonaudio.detect.aisfx_heads import HEADS, AisfxHeads, HeadConfig, build, frame_times
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench", type=Path)
@@ -78,7 +76,7 @@ def main() -> int:
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--include-valid", action="store_true", help="also the recordings held out for validation (a final model)")
     ap.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.5])
-    ap.add_argument("--head", choices=["trained", "prototypes"], default="trained")
+    ap.add_argument("--head", choices=HEADS, default=HEADS[0])
     ap.add_argument("--tau", type=float, default=0.05, help="--head prototypes")
     ap.add_argument("--mixtures", type=int, default=HeadConfig.mixtures, help="--head trained")
     ap.add_argument("--out", type=Path, default=None)
@@ -111,7 +109,8 @@ def main() -> int:
 
     variants = {"tagger alone": None, "aiSFX alone": lambda cid, s: aisfx_frames(cid, len(s))}
     for w in args.weights:
-        weighted = AisfxHeads(replace(with_heads, aisfx={**with_heads.aisfx, "weight": w}))
+        weighted = copy.copy(heads)  # the same aiSFX network and head, another weight
+        weighted.weight = w
         variants[f"tagger + aiSFX, w={w:g}"] = lambda cid, s, m=weighted: m.mix(s, aisfx_frames(cid, len(s)))
     retrieval = {}
     for name, transform in variants.items():
@@ -134,13 +133,14 @@ def main() -> int:
     for (lab, _), v in zip(train, rec):
         rec_protos[label_index[lab]] += unit_rows((v - rmu) / rsd)
     rec_protos = unit_rows(rec_protos)
+    aisfx_frame_s = frame_times()[0]
     pattern = dict(zip(clip_ids, bench.clips["pattern"].to_list()))
     naming: dict[str, dict] = {}
     ev = bench.events.filter(pl.col("label").is_in(list(label_index)))
     for cid, lab, on, off in ev.select("clip_id", "label", "onset_s", "offset_s").iter_rows():
         e = clip_emb[cid].astype(np.float32).T
-        a = min(int(on / AISFX_FRAME_S), e.shape[1] - 1)
-        b = max(a + 1, int(np.ceil(off / AISFX_FRAME_S)))
+        a = min(int(on / aisfx_frame_s), e.shape[1] - 1)
+        b = max(a + 1, int(np.ceil(off / aisfx_frame_s)))
         by_aisfx = int(np.argmax(np.where(known_mask, rec_protos @ unit_rows((e[:, a:b].max(axis=1) - rmu) / rsd), -2.0)))
         s = index.scores[cid].astype(np.float32)[int(on / index.frame_s) : int(off / index.frame_s) + 1]
         by_tagger = int(np.argmax(s.mean(axis=0))) if len(s) else -1

@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
     sub = parser.add_subparsers(dest="detect_command", metavar="SUBCOMMAND")
     sub.required = True
 
-    from reasonaudio.detect.aisfx_heads import HeadConfig
+    from reasonaudio.detect.aisfx_heads import HEADS, HeadConfig
     from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.model import STEMS  # already imported by detect.train: no start-up cost
     from reasonaudio.detect.train import TrainConfig
@@ -113,7 +113,7 @@ def add_parser(subparsers) -> None:
                            "from the wheel, not stored); detection then costs an aiSFX pass per clip. Recordings held out for "
                            "validation at training time are left out unless --include-valid.")
     _heads_inputs(aisfx, "detector model file (a tagger, with or without prototype heads, or an ensemble)", "the aiSFX heads")
-    aisfx.add_argument("--head", choices=["trained", "prototypes"], default="trained",
+    aisfx.add_argument("--head", choices=HEADS, default=HEADS[0],
                        help="trained (default): a network fitted on aiSFX frames of training mixtures; prototypes: stop 34's")
     aisfx.add_argument("--weight", type=float_in(0, 1, low_open=True), default=0.3,
                        help="w, aiSFX's share of the mix, (0, 1] (default 0.3, chosen on a development build)")
@@ -286,7 +286,8 @@ def run_aisfx(args: argparse.Namespace) -> int:
     checkpoint_path()  # the wheel is there, or one line saying how to install it
     detector = Detector.load(args.model)
     config = HeadConfig(mixtures=args.mixtures, epochs=args.epochs, seed=args.seed)
-    out = build(detector, list(args.library), head=args.head, weight=args.weight, tau=0.05 if args.tau is None else args.tau,
+    tau = {} if args.tau is None else {"tau": args.tau}  # build's default otherwise
+    out = build(detector, list(args.library), head=args.head, weight=args.weight, **tau,
                 include_valid=args.include_valid, config=config, progress=True)
     out.save(args.out, inputs=[args.model, *libraries], force=args.force)
     h = out.aisfx

@@ -220,9 +220,7 @@ def _trained(detector, library, front, config: HeadConfig, progress: bool) -> di
                     schedule.step()
                     loss_sum += float(loss.detach())
         net.eval()
-    known = np.zeros(n_labels, bool)
-    index = {lab: k for k, lab in enumerate(detector.labels[:n_labels])}
-    known[[index[lab] for lab in set(library.labels)]] = True
+    known = np.isin(detector.labels[:n_labels], library.labels)
     return {
         "network": {k: v.detach().clone().contiguous() for k, v in net.state_dict().items()},
         "known": known.tolist(),
@@ -255,7 +253,7 @@ class AisfxHeads:
         if self.head == "trained":
             settings = h["settings"]
             self.context = int(settings["context"])
-            self.network = _network(512 * (2 * self.context + 1), int(settings["hidden"]), len(self.known))
+            self.network = _network(len(self.mean) * (2 * self.context + 1), int(settings["hidden"]), len(self.known))
             self.network.load_state_dict(h["network"])
             self.network.eval()
         else:

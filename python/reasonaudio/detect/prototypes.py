@@ -27,7 +27,6 @@ use them; the trained weights are unchanged.
 
 from __future__ import annotations
 
-
 from dataclasses import replace
 
 import numpy as np
