@@ -37,6 +37,7 @@ from reasonaudio.detect.model import Detector
 from reasonaudio.detect.rank import engine_votes, parse_queries, score_matrix
 from reasonaudio.detect.train import train_cached
 from reasonaudio.evaluation.run import evaluate
+from reasonaudio.io.outputs import write_atomic
 from reasonaudio.retrieval.base import ScoringModel, load_model
 
 DEFAULT_CORPUS_H = 40.0
@@ -118,7 +119,7 @@ def probe(argv: list[str]) -> int:
         print(f"{name}: test recordings named by nearest train prototype: Acc@1 {100 * acc1:.1f}%, Acc@5 {100 * acc5:.1f}% "
               f"({len(test)} recordings, chance {100 * out['chance_acc']:.1f}%; {out['results'][name]['seconds']} s)")
     if args.out:
-        args.out.write_text(json.dumps(out, indent=2) + "\n")
+        write_atomic(args.out, json.dumps(out, indent=2) + "\n")
     return 0
 
 
@@ -230,7 +231,7 @@ def main() -> int:
     text = json.dumps(report, indent=2)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        write_atomic(args.out, text + "\n")
     print(text)
     return 0
 

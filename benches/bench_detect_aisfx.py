@@ -46,6 +46,7 @@ from reasonaudio.detect.model import Detector
 from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.detect.rank import overlap_pairs, parse_queries, score_matrix
 from reasonaudio.evaluation.run import evaluate
+from reasonaudio.io.outputs import write_atomic
 from reasonaudio.io.benchmark import load_benchmark
 
 def rescored(index: EventIndex, post, transform) -> EventIndex:
@@ -167,7 +168,7 @@ def main() -> int:
           f"{torch_module().get_num_threads()} torch threads)")
     text = json.dumps(report, indent=2)
     if args.out:
-        args.out.write_text(text + "\n")
+        write_atomic(args.out, text + "\n")
     print(text)
     return 0
 

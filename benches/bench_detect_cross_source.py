@@ -26,6 +26,7 @@ from pathlib import Path
 
 from reasonaudio.atoms import AtomLibrary
 from reasonaudio.evaluation.run import evaluate
+from reasonaudio.io.outputs import write_atomic
 from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.retrieval.base import load_model
 
@@ -81,7 +82,7 @@ def main() -> int:
         print(f"{spec:40s} {per} | Avg {100 * acc['Avg']['mean']:.1f} [{100 * acc['Avg']['ci'][0]:.1f}, {100 * acc['Avg']['ci'][1]:.1f}]"
               f" | two-option {100 * two['Avg']['mean']:.1f}")
     if args.out:
-        args.out.write_text(json.dumps({"hold_out": args.hold_out, "bench": str(bench_dir), "rows": rows}, indent=1))
+        write_atomic(args.out, json.dumps({"hold_out": args.hold_out, "bench": str(bench_dir), "rows": rows}, indent=1))
     return 0
 
 

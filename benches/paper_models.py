@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from reasonaudio.io.outputs import write_atomic
 
 # weights, by name: what ROOT/<default> must contain
 WEIGHTS = {
@@ -151,14 +151,6 @@ def table(rows: list[dict]) -> str:
             two = r["measured"]["two_option"]
             lines.append(f"| {r['run'].title} | " + " | ".join(pct(two.get(t)) for t in tasks + ["Avg"]) + " |")
     return "\n".join(lines) + "\n"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:
