@@ -230,7 +230,6 @@ def main() -> int:
     }
     text = json.dumps(report, indent=2)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(args.out, text + "\n")
     print(text)
     return 0

@@ -16,6 +16,7 @@ before can be measured once on it. Each stage runs the CLI and is skipped when i
     DIR/tagger{S}_p.pt        detect prototypes … --mode both --include-valid
     DIR/ensemble.pt           detect ensemble of the seeds' files (two or more seeds)
     DIR/ensemble_aisfx.pt     detect aisfx DIR/ensemble.pt DIR/pack --include-valid (the trained head)
+    DIR/tagger{S}_p_aisfx.pt  the same head on the first seed's tagger alone (--head-from, not built again)
     DIR/bench                 build --atoms DIR/pack --exemplar-split test
     DIR/eval/{NAME}           eval DIR/bench --model random | detect:…
 
@@ -60,6 +61,7 @@ class Stages:
 
     def run(self, name: str, output: Path, argv: list[str]) -> Path:
         if output.exists():
+            print(f"[{name}] kept {output} (from an earlier run; remove it to run the stage again)", flush=True)
             return output
         print(f"[{name}] reasonaudio {' '.join(argv)}", flush=True)
         wall, cpu = time.perf_counter(), cpu_seconds()
@@ -126,10 +128,16 @@ def main() -> int:
         last = models["ensemble"] = stages.run("ensemble", root / "ensemble.pt",
                                                ["detect", "ensemble", *map(str, models.values()), "--out", str(root / "ensemble.pt")])
     if not args.no_aisfx:
-        name = f"{'ensemble' if len(args.seeds) > 1 else 'seed' + str(args.seeds[0])}+aisfx"
-        models[name] = stages.run("aisfx_head", root / f"{last.stem}_aisfx.pt",
-                                  ["detect", "aisfx", str(last), str(pack), "--include-valid", "--mixtures", str(args.mixtures),
-                                   "--epochs", str(args.epochs), "--out", str(root / f"{last.stem}_aisfx.pt")])
+        first = f"seed{args.seeds[0]}"
+        name = f"{'ensemble' if len(args.seeds) > 1 else first}+aisfx"
+        head = models[name] = stages.run("aisfx_head", root / f"{last.stem}_aisfx.pt",
+                                         ["detect", "aisfx", str(last), str(pack), "--include-valid", "--mixtures", str(args.mixtures),
+                                          "--epochs", str(args.epochs), "--out", str(root / f"{last.stem}_aisfx.pt")])
+        if len(args.seeds) > 1:  # the same head on the first tagger alone: copied, not built again
+            single = root / f"tagger{args.seeds[0]}_p_aisfx.pt"
+            models[f"{first}+aisfx"] = stages.run("aisfx_head_copy", single,
+                                                  ["detect", "aisfx", str(models[f"{first}+prototypes"]), str(pack), "--include-valid",
+                                                   "--head-from", str(head), "--out", str(single)])
     bench = stages.run("build", root / "bench", ["build", "--atoms", str(pack), "--out", str(root / "bench"), "--clips", str(args.clips),
                                                   "--queries-per-task", str(args.queries_per_task), "--exemplar-split", "test", "--quiet"])
     rows = {}

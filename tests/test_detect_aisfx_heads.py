@@ -6,8 +6,10 @@ A tagger trained for seconds on eight procedural sounds (two recordings each, on
 validation) gets aiSFX heads of both kinds; their scores name each training recording by its own
 label at the frames it sounds (the trained head also the held-out recording), detection mixes them
 in exactly as the formula says (prototypes never add a label the tagger does not hear), the heads
-survive the model file, the same command writes the same bytes, and bad input (another library, a
-model with enrolled labels, another checkpoint, --tau for the trained head) is one clear error.
+survive the model file, the same command writes the same bytes, heads built for one tagger are the
+ones another tagger of the library would build (`--head-from`), and bad input (another library, a
+model with enrolled labels, another checkpoint, --tau for the trained head, heads copied across
+validation splits) is one clear error.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ if __import__("importlib").util.find_spec("aisfx") is None:
 
 from dataclasses import replace  # noqa: E402
 
-from reasonaudio.detect.aisfx_heads import AisfxHeads, HeadConfig, build  # noqa: E402
+from reasonaudio.detect.aisfx_heads import AisfxHeads, HeadConfig, build, reuse  # noqa: E402
 from reasonaudio.detect.infer import detect  # noqa: E402
 from reasonaudio.detect.model import Detector  # noqa: E402
 from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
@@ -189,3 +191,35 @@ def test_the_trained_head_is_mixed_in_as_a_mean_and_written_the_same_twice(train
     err = capsys.readouterr().err
     assert "--tau" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "c.pt").exists()
+
+
+def test_heads_built_for_one_tagger_are_the_ones_another_would_build(trained, trained_head, tmp_path, capsys):
+    """`--head-from`: the heads read the training recordings and the labels, never the tagger, so
+    copying them from another tagger of the library equals building them again."""
+    from reasonaudio.cli import main
+
+    root, detector, lib = trained
+    cfg = TrainConfig(steps=40, batch=8, channels=32, crop_s=6.0, valid_clips=8, lr=1e-2, checks=2, valid_fraction=0.5, seed=1, valid_seed=0)
+    other = train(str(root / "lib"), cfg, progress=False)
+    assert not np.array_equal(other.state_dict["head.weight"].numpy(), detector.state_dict["head.weight"].numpy())
+    built, copied = build(other, str(root / "lib"), config=TINY), reuse(other, trained_head, str(root / "lib"))
+    assert {k: v for k, v in built.aisfx.items() if k != "network"} == {k: v for k, v in copied.aisfx.items() if k != "network"}
+    assert all(np.array_equal(built.aisfx["network"][k].numpy(), v.numpy()) for k, v in copied.aisfx["network"].items())
+    assert all(np.array_equal(copied.state_dict[k].numpy(), v.numpy()) for k, v in other.state_dict.items())  # its own tagger kept
+
+    a, b = trained_head.save(tmp_path / "a.pt"), other.save(tmp_path / "b.pt")
+    assert main(["detect", "aisfx", str(b), str(root / "lib"), "--head-from", str(a), "--weight", "0.4", "--out", str(tmp_path / "c.pt")]) == 0
+    assert f"(copied from {a}) of 8 labels from 8 recordings, weight 0.4, mean fusion" in capsys.readouterr().out
+    c = Detector.load(tmp_path / "c.pt")
+    assert c.aisfx["weight"] == 0.4 and c.aisfx["mean"] == trained_head.aisfx["mean"]
+    # building options beside --head-from, heads built without the validation recordings, a model
+    # without heads: one line each, nothing written
+    for extra in (["--head-from", str(a), "--mixtures", "16"], ["--head-from", str(a), "--include-valid"], ["--head-from", str(b)]):
+        assert main(["detect", "aisfx", str(b), str(root / "lib"), *extra, "--out", str(tmp_path / "d.pt")]) == 2
+        err = capsys.readouterr().err
+        assert "--head-from" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "d.pt").exists()
+    with pytest.raises(UserError, match="other validation recordings"):
+        reuse(replace(other, library={**other.library, "valid_atom_ids": []}), trained_head, str(root / "lib"))
+    with pytest.raises(UserError, match="another library"):
+        reuse(other, replace(trained_head, library={**trained_head.library, "hash": "0" * 64}), str(root / "lib"))

