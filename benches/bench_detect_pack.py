@@ -35,8 +35,6 @@ import sys
 import time
 from pathlib import Path
 
-import polars as pl
-
 from reasonaudio.io.outputs import write_atomic
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
@@ -74,8 +72,10 @@ class Stages:
 
 
 def test_recordings(pack: Path) -> set[str]:
-    atoms = pl.read_parquet(pack / "atoms.parquet")
-    return set(atoms.filter(pl.col("split") == "test")["source"])
+    from reasonaudio.atoms import AtomLibrary
+    from reasonaudio.atoms.exemplars import select_split
+
+    return set(select_split(AtomLibrary.open(pack), "test").sources)
 
 
 def earlier_choices(root: Path, stages: Stages) -> set[str]:

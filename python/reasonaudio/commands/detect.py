@@ -289,8 +289,8 @@ def run_aisfx(args: argparse.Namespace) -> int:
     head = args.head or HEADS[0]
     if head == "trained" and args.tau is not None:
         raise UserError("--tau is the prototypes' softmax temperature: give it with --head prototypes")
-    libraries = [Path(x) for x in args.library]
-    check_not_an_input(args.out, [args.model, *libraries, *([args.head_from] if args.head_from else [])])
+    inputs = [args.model, *(Path(x) for x in args.library), *([args.head_from] if args.head_from else [])]
+    check_not_an_input(args.out, inputs)
     check_file(Path(args.out), MODEL_FILE, args.force)
     checkpoint_path()  # the wheel is there, or one line saying how to install it
     detector = Detector.load(args.model)
@@ -300,7 +300,7 @@ def run_aisfx(args: argparse.Namespace) -> int:
         config = HeadConfig(**{k: v for k, v in (("mixtures", args.mixtures), ("epochs", args.epochs), ("seed", args.seed)) if v is not None})
         given = {k: v for k, v in (("tau", args.tau), ("weight", args.weight)) if v is not None}  # build's defaults otherwise
         out = build(detector, list(args.library), head=head, **given, include_valid=args.include_valid, config=config, progress=True)
-    out.save(args.out, inputs=[args.model, *libraries, *([args.head_from] if args.head_from else [])], force=args.force)
+    out.save(args.out, inputs=inputs, force=args.force)
     h = out.aisfx
     trained = h.get("head", "prototypes") == "trained"
     made = (f"a trained aiSFX head ({h['settings']['mixtures']} mixtures, {h['settings']['epochs']} epochs)" if trained

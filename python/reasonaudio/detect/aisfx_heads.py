@@ -31,7 +31,7 @@ over each training mixture at build time (docs/detect.md).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -96,6 +96,14 @@ def _network(d_in: int, hidden: int, n_out: int):
     return nn.Sequential(nn.Dropout(0.1), nn.Linear(d_in, hidden), nn.ReLU(), nn.Dropout(0.3), nn.Linear(hidden, n_out))
 
 
+def _check_joining(detector, weight: float | None) -> None:
+    """The model the heads join, and aiSFX's share of the mix (None: the heads' own)."""
+    if weight is not None and not 0.0 < weight <= 1.0:
+        raise UserError(f"--weight must be within (0, 1], got {weight}")
+    if detector.enrolled:
+        raise UserError("this model has enrolled labels: add aiSFX heads before enrolling")
+
+
 def build(detector, library_spec, *, head: str = "trained", weight: float = 0.3, tau: float = 0.05,
           include_valid: bool = False, config: HeadConfig | None = None, progress: bool = False):
     """A copy of `detector` whose trained labels are also scored by aiSFX, from `library_spec`'s
@@ -105,12 +113,9 @@ def build(detector, library_spec, *, head: str = "trained", weight: float = 0.3,
 
     if head not in HEADS:
         raise UserError(f"unknown aiSFX head {head!r}: expected one of {', '.join(HEADS)}")
-    if not 0.0 < weight <= 1.0:
-        raise UserError(f"--weight must be within (0, 1], got {weight}")
+    _check_joining(detector, weight)
     if not tau > 0.0:
         raise UserError(f"--tau must be positive, got {tau}")
-    if detector.enrolled:
-        raise UserError("this model has enrolled labels: add aiSFX heads before enrolling")
     library = trained_library(detector, library_spec, include_valid=include_valid)
     if not len(library):
         raise UserError("no training recording left to build aiSFX heads from")
@@ -121,9 +126,7 @@ def build(detector, library_spec, *, head: str = "trained", weight: float = 0.3,
     else:
         fields = {"weight": weight, "tau": tau, **_prototypes(detector, library, front)}  # stop 34's files, key for key
     settings = {"recordings": len(library), "include_valid": include_valid, **fields.pop("settings")}
-    out = replace(detector, aisfx={**fields, "checkpoint_sha256": checkpoint_sha256(), "attribution": ATTRIBUTION, "settings": settings})
-    out._net = detector._net
-    return out
+    return detector.replaced(aisfx={**fields, "checkpoint_sha256": checkpoint_sha256(), "attribution": ATTRIBUTION, "settings": settings})
 
 
 def reuse(detector, source, library_spec, *, include_valid: bool = False, weight: float | None = None):
@@ -138,10 +141,7 @@ def reuse(detector, source, library_spec, *, include_valid: bool = False, weight
 
     if not source.aisfx:
         raise UserError("--head-from: that model file has no aiSFX heads (build them with `detect aisfx`)")
-    if detector.enrolled:
-        raise UserError("this model has enrolled labels: add aiSFX heads before enrolling")
-    if weight is not None and not 0.0 < weight <= 1.0:
-        raise UserError(f"--weight must be within (0, 1], got {weight}")
+    _check_joining(detector, weight)
     n_labels = detector.net_config.n_labels
     if source.net_config.n_labels != n_labels or list(source.labels[:n_labels]) != list(detector.labels[:n_labels]):
         raise UserError("--head-from: its heads score other trained labels (or another order) than this model's")
@@ -155,12 +155,7 @@ def reuse(detector, source, library_spec, *, include_valid: bool = False, weight
         raise UserError("--head-from: its tagger held out other validation recordings than this one (train both with the same "
                         "--valid-seed, or build the heads with --include-valid)")
     trained_library(detector, library_spec, include_valid=include_valid)  # the library given is the one both were trained on
-    heads = dict(source.aisfx)
-    if weight is not None:
-        heads["weight"] = weight
-    out = replace(detector, aisfx=heads)
-    out._net = detector._net
-    return out
+    return detector.replaced(aisfx={**source.aisfx, **({} if weight is None else {"weight": weight})})
 
 
 def _prototypes(detector, library, front) -> dict:

@@ -22,7 +22,6 @@ labels join the vocabulary (labels, phrases) that queries are parsed with.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -93,9 +92,7 @@ def enrol(detector, label: str, phrase: str, recordings: list[np.ndarray], *, de
     enrolled["centre"].append(round(centre, 6))
     enrolled["scale"].append(round(scale, 6))
     enrolled["shots"].append({"n": len(recordings), "positive_p20": round(hi, 4), "background_p99_5": round(lo, 4)})
-    out = replace(detector, labels=[*detector.labels, label], phrases=[*detector.phrases, phrase], enrolled=enrolled)
-    out._net = detector._net
-    return out
+    return detector.replaced(labels=[*detector.labels, label], phrases=[*detector.phrases, phrase], enrolled=enrolled)
 
 
 def read_recordings(paths: list[Path], sample_rate: int) -> list[np.ndarray]:

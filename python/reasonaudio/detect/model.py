@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -198,7 +198,8 @@ class Detector:
     #: their trained-label probabilities are averaged with this one's. Empty: a single tagger
     members: list = field(default_factory=list)
     #: aiSFX label heads fused with the trained labels' probabilities at detection (detect.aisfx_heads):
-    #: {"weight", "tau", "vectors" [L, 512], "known" [L], "mean" [512], "std" [512], "checkpoint_sha256", …}
+    #: {"head", "fusion", "weight", "network" (trained) or "tau", "vectors" [L, 512] (prototypes), "known" [L],
+    #: "mean" [512], "std" [512], "checkpoint_sha256", "settings", …}; stop 34's files name no head
     aisfx: dict | None = None
     _net: object = field(default=None, init=False, repr=False)
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
@@ -207,6 +208,13 @@ class Detector:
     @property
     def output_frame_s(self) -> float:
         return 2 * self.features.frame_s
+
+    def replaced(self, **changes) -> Detector:
+        """A copy with `changes` (as dataclasses.replace) sharing the network already built: heads,
+        prototypes and enrolled labels are added beside the trained weights, never into them."""
+        out = replace(self, **changes)
+        out._net = self._net
+        return out
 
     def net(self, device: str = "cpu"):
         torch = torch_module()

@@ -27,8 +27,6 @@ use them; the trained weights are unchanged.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from reasonaudio.detect import torch_module, unit_rows
@@ -123,7 +121,7 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         neg = s[~truth[:, c]]
         centre[c] = np.percentile(neg, quantile)
         scale[c] = max(0.01, scale_k * float(neg.std()))
-    out = replace(detector, prototypes={
+    return detector.replaced(prototypes={
         "mode": mode,
         "per": per,
         "vectors": np.asarray(vectors, np.float32).tolist(),
@@ -135,5 +133,3 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         "settings": {"quantile": quantile, "scale_k": scale_k, "clips": clips, "include_valid": include_valid,
                      "recordings": len(library), "calibration_seed": CALIBRATION_SEED},
     })
-    out._net = detector._net
-    return out
