@@ -54,7 +54,7 @@ def test_unrelated_benchmarks_get_no_condition_section(tmp_path: Path) -> None:
 
 
 def test_tables_and_legends_name_an_absolute_model_file_by_its_name_unless_two_would_read_alike() -> None:
-    from reasonaudio.evaluation.report import display_names
+    from reasonaudio.evaluation.tables import display_names
 
     names = display_names(["detect:/work/x/default.pt", "detect:/a/m.pt", "detect:/b/m.pt", "clap:laion/clap-htsat",
                            "detect:runs/scene.pt", "structured", "two-stage:oracle+bm25", "detect:C:\\models\\w.pt"])

@@ -28,6 +28,7 @@ import soundfile as sf
 from reasonaudio import _core
 from reasonaudio.contract import ATOM_SPLITS, TABLE_COLUMNS
 from reasonaudio.errors import UserError
+from reasonaudio.io.audio import read_audio
 from reasonaudio.io.outputs import output_directory
 
 PROCEDURAL = "procedural"
@@ -219,10 +220,7 @@ class AtomLibrary:
         stored_rate: int | None = None
         for row, atom_id in enumerate(table["atom_id"].cast(pl.Utf8).to_list()):
             wav = root / "audio" / f"{atom_id}.wav"
-            try:
-                data, rate = sf.read(wav, dtype="float32", always_2d=True)
-            except Exception as err:
-                raise UserError(f"{wav}: cannot read audio for atom {atom_id} (row {row}): {err}") from err
+            data, rate = read_audio(wav, f"{wav} (atom {atom_id}, row {row})")
             if data.shape[1] != 1:
                 raise UserError(f"{wav}: expected mono audio, found {data.shape[1]} channels")
             if stored_rate is None:

@@ -189,13 +189,10 @@ def describe(path: str | Path, item: str, n_examples: int = 3) -> str:
 
 
 def _load_audio(t: Tables, view: ClipView) -> np.ndarray:
-    import soundfile as sf
+    from reasonaudio.io.audio import read_audio
 
     path = t.root / view.path
-    try:
-        x, _ = sf.read(path, dtype="float32", always_2d=True)
-    except (OSError, RuntimeError, sf.LibsndfileError) as err:
-        raise UserError(f"{path}: cannot read audio of clip {view.clip_id} ({err})") from None
+    x, _ = read_audio(path, f"{path} (clip {view.clip_id})")
     return x[:, 0]
 
 

@@ -175,15 +175,12 @@ def write_spectrogram(audio_path: Path, out: Path, palette: list[int]) -> None:
     """A SPEC_WIDTH x SPEC_HEIGHT palette PNG, dB re full scale from SPEC_FLOOR_DB to 0, low
     frequencies at the bottom. Palette images keep a 250-card site small (about 20 KB a clip); PIL
     writes no timestamp."""
-    import soundfile as sf
     from PIL import Image
 
     from reasonaudio.audit.inspect import _spectrogram_db  # the same calibration as `inspect --png`
+    from reasonaudio.io.audio import read_audio
 
-    try:
-        x, sr = sf.read(audio_path, dtype="float32", always_2d=True)
-    except (OSError, RuntimeError, sf.LibsndfileError) as err:
-        raise UserError(f"{audio_path}: cannot read audio ({err})") from None
+    x, sr = read_audio(audio_path)
     n_fft = 1 << max(6, int(np.log2(sr * 0.032)))
     spec = _spectrogram_db(x[:, 0], sr, n_fft, n_fft // 4)  # (freq, time)
     spec = _pool(_pool(spec, SPEC_HEIGHT, 0), SPEC_WIDTH, 1)

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
     from reasonaudio.evaluation.run import evaluate
     from reasonaudio.io.outputs import output_directory
-    from reasonaudio.evaluation.report import RESULTS_KIND, write_results_into
+    from reasonaudio.evaluation.results import RESULTS_KIND, write_results_into
     from reasonaudio.retrieval import load_any_benchmark
     from reasonaudio.retrieval.base import ModelOptions, load_model
     from reasonaudio.retrieval.registry import text_only_refusal

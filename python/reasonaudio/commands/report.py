@@ -22,7 +22,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from reasonaudio.evaluation.report import compare, is_report
+    from reasonaudio.evaluation.compare import compare, is_report
 
     # a glob such as runs/* also matches earlier comparisons, this one's --out among them
     runs = [p for p in args.results if not is_report(p)]

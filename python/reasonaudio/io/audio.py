@@ -1,6 +1,7 @@
-"""Reading audio the one way the package reads it: any libsndfile format, mixed down to mono
-float32, resampled once by the Rust core's band-limited resampler. Used by the model adapters,
-the compositional diagnostic and anything else that hands audio to a model."""
+"""Reading audio the one way the package reads it: any libsndfile format as float32, mixed down to
+mono where a model or a measure wants one signal, resampled once by the Rust core's band-limited
+resampler. Atoms, rooms and beds, the validator, the audit pages, the model adapters and the
+compositional diagnostic all read here, so an unreadable file reads as the same one-line error."""
 
 from __future__ import annotations
 
@@ -25,18 +26,42 @@ def to_rate(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
     return np.ascontiguousarray(resample(x, int(sr_in), int(sr_out)), dtype=np.float32)
 
 
-def read_mono(path) -> tuple[np.ndarray, int]:
-    """(float32 mono samples, sample rate) of a file, or of a lazily decoded Hub audio value
-    (anything with `open_audio()`, see reasonaudio.io.hub)."""
+class UnreadableAudio(UserError):
+    """A file (or Hub audio value, or bytes) that libsndfile cannot decode; `reason` is libsndfile's
+    own words, for callers that report it in their own sentence."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def read_audio(source, name: str | None = None) -> tuple[np.ndarray, int]:
+    """(float32 samples as frames x channels, sample rate) of a file path, a binary file object, or
+    a lazily decoded Hub audio value (anything with `open_audio()`, see reasonaudio.io.hub).
+
+    A source libsndfile cannot decode raises UnreadableAudio: "NAME: cannot read audio (REASON)",
+    NAME defaulting to the source itself."""
     import soundfile as sf
 
-    try:
-        source = path.open_audio() if hasattr(path, "open_audio") else str(path)
-        data, sr = sf.read(source, dtype="float32", always_2d=True)
-    except (RuntimeError, OSError) as err:  # soundfile raises LibsndfileError (a RuntimeError)
-        raise UserError(f"{path}: cannot read audio ({err})") from None
+    try:  # the Hub's open_audio reads the parquet row lazily, so its failures are this file's too
+        if hasattr(source, "open_audio"):
+            opened = source.open_audio()
+        elif hasattr(source, "read"):
+            opened = source
+        else:
+            opened = str(source)
+        data, sr = sf.read(opened, dtype="float32", always_2d=True)
+    except Exception as err:  # noqa: BLE001  libsndfile reports a corrupt or unknown file in several ways
+        reason = str(err).strip() or type(err).__name__
+        raise UnreadableAudio(f"{source if name is None else name}: cannot read audio ({reason})", reason) from None
+    return data, int(sr)
+
+
+def read_mono(path) -> tuple[np.ndarray, int]:
+    """(float32 mono samples, sample rate) of anything `read_audio` reads, channels averaged."""
+    data, sr = read_audio(path)
     mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
-    return np.ascontiguousarray(mono, dtype=np.float32), int(sr)
+    return np.ascontiguousarray(mono, dtype=np.float32), sr
 
 
 def load_mono(path, sample_rate: int, max_seconds: float | None = None) -> np.ndarray:
@@ -55,4 +80,4 @@ def load_mono(path, sample_rate: int, max_seconds: float | None = None) -> np.nd
     return mono
 
 
-__all__ = ["load_mono", "read_mono", "to_rate"]
+__all__ = ["UnreadableAudio", "load_mono", "read_audio", "read_mono", "to_rate"]

@@ -137,14 +137,11 @@ def load_rooms(spec: str, sample_rate: int, seed: int) -> list[Room]:
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
     if not files:
         raise UserError(f"--room {spec}: the directory holds no impulse response ({', '.join(AUDIO_SUFFIXES)})")
-    import soundfile as sf
+    from reasonaudio.io.audio import read_audio
 
     rooms = []
     for i, path in enumerate(files):
-        try:
-            data, sr = sf.read(str(path), dtype="float32", always_2d=True)
-        except (RuntimeError, OSError) as err:
-            raise UserError(f"--room {path}: cannot read audio ({err})") from None
+        data, sr = read_audio(path, f"--room {path}")
         raw = np.asarray(_core.resample(np.ascontiguousarray(data[:, 0]), int(sr), sample_rate)) if sr != sample_rate else data[:, 0]
         h = _prepared(raw, f"--room {path}")
         rooms.append(Room(f"ir_{i:04d}", str(path), round(_measured_rt60(h, sample_rate), 4), _core.room_tail_s(h, sample_rate), h))

@@ -17,12 +17,12 @@ from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
-import soundfile as sf
 
 from reasonaudio import _core
 from reasonaudio.atoms.library import DEFAULT_SAMPLE_RATE, SILENCE_PEAK_DBFS, TRIM_THRESHOLD_DB, AtomLibrary
 from reasonaudio.contract import AUDIBLE_WINDOW_S
 from reasonaudio.errors import UserError
+from reasonaudio.io.audio import UnreadableAudio, read_audio
 from reasonaudio.io.outputs import check_directory, check_not_an_input
 
 #: The shortest atom an import keeps by default, after trimming silence. Datasets label one-shot
@@ -258,9 +258,9 @@ def load_candidate(c: Candidate, sample_rate: int, min_duration_s: float, max_du
     """Decode, mix down, resample, trim and normalise into ``c.audio``; else (kind, reason) with
     kind "bad" (the file is broken) or "length" (fine, but outside the duration range)."""
     try:
-        data, rate = sf.read(io.BytesIO(c.data) if c.data is not None else c.path, dtype="float32", always_2d=True)
-    except Exception as err:  # libsndfile reports corrupt/unknown files in several ways
-        return "bad", f"unreadable or corrupt audio ({str(err).strip() or type(err).__name__})"
+        data, rate = read_audio(io.BytesIO(c.data) if c.data is not None else c.path)
+    except UnreadableAudio as err:
+        return "bad", f"unreadable or corrupt audio ({err.reason})"
     if data.shape[0] == 0:
         return "bad", "contains no audio frames"
     if not np.all(np.isfinite(data)):
