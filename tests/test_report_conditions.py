@@ -4,6 +4,7 @@ benchmarks get no such section."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from reasonaudio.builder import BuildConfig, build
@@ -41,6 +42,43 @@ def test_conditions_are_read_from_the_results_so_a_relative_or_moved_benchmark_s
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "rendered in 2 acoustic conditions (clean, pink0)" in text
     assert (tmp_path / "rep" / "conditions.png").is_file()
+
+
+def test_conditions_run_from_clean_to_hardest_whatever_order_the_runs_are_given_in(tmp_path: Path) -> None:
+    """`report runs/*` hands the runs over alphabetically (noisy0 before quiet20): the table, the
+    note and the curve still run clean -> SNR 20 -> SNR 0, and each model's rows follow that order."""
+    conditions = {"dry": None, "noisy0": BED, "quiet20": {**BED, "snr_db": [20.0, 20.0]}}
+    built = build_conditions(tmp_path / "c", BuildConfig(**SMALL), conditions, progress=False)
+    runs = sorted(_eval(Path(built[c].path).resolve(), m, tmp_path / "runs" / f"{m}-{c}")
+                  for m in ("random", "structured") for c in conditions)
+    assert [r.name for r in runs][:3] == ["random-dry", "random-noisy0", "random-quiet20"]  # alphabetical
+    assert main(["report", *map(str, runs), "--out", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "rendered in 3 acoustic conditions (dry, quiet20, noisy0)" in text
+    assert "| Model | dry | quiet20 | noisy0 |" in text
+    rows = [line.split(" |")[0] for line in text.split("## Two-option test")[0].splitlines() if line.startswith("| `")]
+    assert rows == [f"| `{m} ({m}-{c})`" for m in ("random", "structured") for c in ("dry", "quiet20", "noisy0")]
+
+    # results files without the recorded scene are ranked through the benchmark's manifest
+    for run in runs:
+        results = json.loads((run / "results.json").read_text())
+        del results["scene"]
+        (run / "results.json").write_text(json.dumps(results))
+    assert main(["report", *map(str, runs), "--out", str(tmp_path / "rep2")]) == 0
+    assert "| Model | dry | quiet20 | noisy0 |" in (tmp_path / "rep2" / "report.md").read_text()
+
+
+def test_difficulty_puts_clean_first_then_beds_by_falling_snr_then_rooms() -> None:
+    from reasonaudio.evaluation.compare import difficulty
+
+    def bed(snr: float, room: str | None = None) -> dict:
+        return {"background": "noise:pink", "snr_db": [snr, snr], "room": room}
+
+    scenes = {"pink_snr10_room": bed(10, "simulated:0.3,0.6"), "pink_snr0": bed(0), "clean": None,
+              "room_only": {"background": None, "snr_db": None, "room": "simulated:0.3,0.6"},
+              "pink_snr20": bed(20), "pink_snr10": bed(10), "no_bed": {"background": None, "snr_db": None, "room": None}}
+    ranked = sorted(scenes, key=lambda n: difficulty(scenes[n]))
+    assert ranked == ["clean", "no_bed", "pink_snr20", "pink_snr10", "pink_snr0", "room_only", "pink_snr10_room"]
 
 
 def test_unrelated_benchmarks_get_no_condition_section(tmp_path: Path) -> None:

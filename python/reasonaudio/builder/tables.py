@@ -30,6 +30,7 @@ from reasonaudio.contract import (
     PATTERNS,
     TASKS,
 )
+from reasonaudio.contract.reference import summary_stats
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, write_audio_hashes
 from reasonaudio.relevance import positive_labels
 
@@ -358,9 +359,9 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: dict[str, pl.DataFra
         "qrels": len(qrels),
         "mc_pairs": len(mc),
         "planned_hard_negatives": planned,
-        "relevant_per_query": _summary(np.array([len(r) for r in rel], float)) if specs else None,
-        "hard_negatives_per_query": _summary(np.array(hard_counts, float)) if specs else None,
-        "clip_duration_s": {**_summary(durations), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
+        "relevant_per_query": summary_stats(np.array([len(r) for r in rel], float)) if specs else None,
+        "hard_negatives_per_query": summary_stats(np.array(hard_counts, float)) if specs else None,
+        "clip_duration_s": {**summary_stats(durations), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
         "events_per_clip": {int(k): int(v) for k, v in zip(*np.unique(n_events, return_counts=True))},
         "event_modes": {m: int((events["mode"] == m).sum()) for m in ("native", "loop", "trim")},
         "label_use_in_queries": {
@@ -480,14 +481,3 @@ def write_dcase(root: Path, plan: BuildPlan, tables: dict[str, pl.DataFrame]) ->
             "sandbox": {},
         }
         (root / "jams" / f"{cid}.jams").write_text(json.dumps(doc, indent=1) + "\n")
-
-
-def _summary(x: np.ndarray) -> dict:
-    if len(x) == 0:
-        return {}
-    return {
-        "min": round(float(x.min()), 4),
-        "p50": round(float(np.median(x)), 4),
-        "mean": round(float(x.mean()), 4),
-        "max": round(float(x.max()), 4),
-    }

@@ -11,7 +11,9 @@ def add_parser(subparsers) -> None:
         "report",
         help="compare several `reasonaudio eval` results",
         description="Put several results directories side by side: one markdown table (tasks x Acc@1 / "
-        "nDCG@10 + Avg, and two-option accuracy) and one grouped bar chart.",
+        "nDCG@10 + Avg, and two-option accuracy) and one grouped bar chart. Runs of one plan in several "
+        "acoustic conditions (`reasonaudio scenes`) add a table and a curve across the conditions, ordered "
+        "clean first, then beds by falling SNR, rooms last, whatever order the results are given in.",
     )
     parser.add_argument("results", nargs="+", type=Path, help="results directories written by `reasonaudio eval`")
     parser.add_argument("--out", required=True, type=Path, help="output directory (written atomically)")

@@ -174,3 +174,16 @@ class EventIndex:
             durs = ", ".join(f"{(r['off'] - r['on']) / sr:.3f} s" for r in ev.iter_rows(named=True))
             return f"{c}: {c.labels[0]} lasts {durs}"
         return str(c)
+
+
+def summary_stats(values: np.ndarray) -> dict:
+    """The manifest's summary of a per-query or per-clip quantity: min, median (p50), mean and max,
+    rounded to 4 places ({} for none). The build writes it and the validator recomputes it."""
+    if len(values) == 0:
+        return {}
+    return {
+        "min": round(float(values.min()), 4),
+        "p50": round(float(np.median(values)), 4),
+        "mean": round(float(values.mean()), 4),
+        "max": round(float(values.max()), 4),
+    }

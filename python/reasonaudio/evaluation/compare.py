@@ -11,6 +11,7 @@ from reasonaudio.errors import UserError
 from reasonaudio.evaluation.figures import condition_curves, task_bars
 from reasonaudio.evaluation.results import load_run
 from reasonaudio.evaluation.tables import condition_table, display_names, study_table, two_option_table
+from reasonaudio.io.benchmark import acoustic_condition
 from reasonaudio.io.outputs import check_not_an_input, kind_of, output_directory
 
 REPORT_KIND = "report"
@@ -40,6 +41,10 @@ def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
         run["label"] = label
     hashes = {r["manifest_hash"] for r in runs}
     conditions = acoustic_conditions(runs)
+    if conditions is not None:  # rows by model, each model's conditions from easy to hard
+        models = list(dict.fromkeys(r["model"] for r in runs))
+        order = sorted(range(len(runs)), key=lambda i: (models.index(runs[i]["model"]), conditions.index(runs[i]["condition"])))
+        runs, paths = [runs[i] for i in order], [paths[i] for i in order]
     if len(hashes) == 1:
         note = f"All runs share one benchmark (manifest sha256 `{next(iter(hashes))[:16]}…`)."
     elif conditions is not None:
@@ -75,31 +80,62 @@ def compare(paths: Sequence[Path], out: Path, *, force: bool = False) -> Path:
     return Path(out)
 
 
-def _condition_of(run: dict) -> tuple[str, str] | None:
-    """(condition name, qrels hash) of the benchmark a run measured: the condition is the benchmark
-    folder's name (`reasonaudio scenes` names them). The hash comes from the results themselves;
-    results written before they recorded it are read through the benchmark's manifest, where the
-    path they recorded still leads to it."""
-    root = Path(str(run.get("benchmark", "")))
-    if run.get("qrels_hash"):
-        return root.name, str(run["qrels_hash"])
+def _manifest(root: Path) -> dict | None:
     try:
         manifest = json.loads((root / "manifest.json").read_text())
-        qrels = manifest["hashes"]["qrels.parquet"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
-    return root.name, str(qrels)
+    return manifest if isinstance(manifest, dict) else None
+
+
+def difficulty(scene: dict | None) -> tuple[int, int, float]:
+    """Where a condition stands from easy to hard: clean audio first (no bed, no room), then beds by
+    falling SNR (the middle of the range), each room after every condition without one."""
+    background, room = (scene.get("background"), scene.get("room")) if scene else (None, None)
+    if background is None and room is None:
+        return (0, 0, 0.0)
+    snr = scene.get("snr_db") if scene else None
+    try:
+        middle = (float(snr[0]) + float(snr[1])) / 2 if background is not None else float("inf")
+    except (TypeError, ValueError, IndexError, KeyError):
+        middle = float("inf")
+    return (1, int(room is not None), -middle)
+
+
+def _condition_of(run: dict) -> tuple[str, str, tuple | None] | None:
+    """(condition name, qrels hash, difficulty) of the benchmark a run measured: the condition is
+    the benchmark folder's name (`reasonaudio scenes` names them). The hash and the scene come from
+    the results themselves; results files that lack them are read through the benchmark's manifest,
+    where the path they recorded still leads to it (the difficulty is None where nothing tells it)."""
+    root = Path(str(run.get("benchmark", "")))
+    manifest = None if run.get("qrels_hash") and "scene" in run else _manifest(root)
+    qrels = run.get("qrels_hash")
+    if not qrels:
+        try:
+            qrels = manifest["hashes"]["qrels.parquet"]  # type: ignore[index]
+        except (KeyError, TypeError):
+            return None
+    if "scene" in run:
+        scene = run["scene"]
+        rank = difficulty(scene) if scene is None or isinstance(scene, dict) else None
+    else:
+        rank = None if manifest is None else difficulty(acoustic_condition(manifest))
+    return root.name, str(qrels), rank
 
 
 def acoustic_conditions(runs: Sequence[dict]) -> list[str] | None:
-    """The conditions, in first-given order, when the runs measured one plan (one qrels hash) in two
-    or more conditions (contract §5: one plan, many conditions); None otherwise."""
+    """The conditions from easy to hard (see `difficulty`; conditions nothing ranks keep their
+    first-given order, after the others) when the runs measured one plan (one qrels hash) in two or
+    more conditions (contract §5: one plan, many conditions); None otherwise."""
     found = [_condition_of(r) for r in runs]
     if any(f is None for f in found) or len({f[1] for f in found}) != 1:
         return None
-    names = list(dict.fromkeys(f[0] for f in found))
-    if len(names) < 2:
+    rank: dict[str, tuple] = {}
+    for name, _, r in found:  # type: ignore[misc]
+        rank.setdefault(name, (0, r) if r is not None else (1,))
+    if len(rank) < 2:
         return None
-    for run, (name, _) in zip(runs, found):
+    names = sorted(rank, key=lambda n: rank[n])  # stable: ties keep the first-given order
+    for run, (name, _, _) in zip(runs, found):  # type: ignore[misc]
         run["condition"] = name
     return names

@@ -24,6 +24,7 @@ from pathlib import Path
 from reasonaudio.errors import UserError
 from reasonaudio.evaluation.figures import task_bars, tsne_plot, two_option_bars
 from reasonaudio.evaluation.tables import detail_table, study_table, two_option_detail, two_option_table
+from reasonaudio.io.jsonfile import read_json
 from reasonaudio.io.outputs import output_directory
 
 RESULTS_FORMAT = "reasonaudio-results/1"
@@ -40,6 +41,7 @@ def results_dict(result) -> dict:
         "benchmark": result.benchmark,
         "manifest_hash": result.manifest_hash,
         "qrels_hash": result.qrels_hash,
+        "scene": result.scene,
         "settings": result.settings,
         "n_queries": result.per_query.height,
         "n_clips": len(result.clip_ids),
@@ -114,12 +116,7 @@ def load_run(path: Path) -> dict:
     file = path / "results.json" if path.is_dir() else path
     if not file.is_file():
         raise UserError(f"{path}: no results.json (expected the output directory of `reasonaudio eval`)")
-    try:
-        run = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise UserError(f"{file}: invalid JSON at line {err.lineno}: {err.msg}") from None
-    except UnicodeDecodeError as err:
-        raise UserError(f"{file}: not UTF-8 text (byte {err.start})") from None
+    run = read_json(file)
     if not isinstance(run, dict):
         raise UserError(f"{file}: not a reasonaudio results file (a JSON {type(run).__name__}, expected an object)")
     if run.get("format") != RESULTS_FORMAT:

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.evaluation import metrics
-from reasonaudio.io.benchmark import TASKS, Benchmark
+from reasonaudio.io.benchmark import TASKS, Benchmark, acoustic_condition
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import (
     ClipSet,
@@ -40,8 +40,9 @@ class EvalResult:
     clip_ids: list[str] = field(default_factory=list)
     settings: dict = field(default_factory=dict)
     # Recorded so that `report` can tell one plan in several acoustic conditions from the results
-    # alone, after the benchmark has moved or from another working directory.
+    # alone, after the benchmark has moved or from another working directory, and order them.
     qrels_hash: str | None = None
+    scene: dict | None = None  # the benchmark's condition: background, snr_db, room (None: no scene)
     query_vectors: np.ndarray | None = None  # normalised; embedding models only
     clip_vectors: np.ndarray | None = None
     captions: pl.DataFrame | None = None  # clip_id, caption; two-stage models only
@@ -213,6 +214,7 @@ def evaluate(
         benchmark=str(benchmark.root),
         manifest_hash=manifest_hash(benchmark),
         qrels_hash=(benchmark.manifest.get("hashes") or {}).get("qrels.parquet"),
+        scene=acoustic_condition(benchmark.manifest),
         task_order=order,
         per_query=per_query,
         summary=summary,

@@ -17,6 +17,7 @@ import polars as pl
 
 from reasonaudio.contract import FORMAT_VERSION, MANIFEST_KEYS, TABLE_COLUMNS, TASKS  # noqa: F401  (re-exported)
 from reasonaudio.errors import UserError
+from reasonaudio.io.jsonfile import read_json
 
 
 def iter_jsonl(path: str | Path, on_bad_line=None) -> Iterator[tuple[int, dict]]:
@@ -61,16 +62,20 @@ def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
     return frame
 
 
+def acoustic_condition(manifest: dict) -> dict | None:
+    """What makes a benchmark's audio harder to hear than the clean render: its bed, the bed's SNR
+    range and its room, from the manifest's scene object (None for a benchmark without one)."""
+    scene = manifest.get("scene")
+    if not isinstance(scene, dict):
+        return None
+    return {key: scene.get(key) for key in ("background", "snr_db", "room")}
+
+
 def read_manifest(root: Path) -> dict:
     path = root / "manifest.json"
     if not path.is_file():
         raise UserError(f"{path}: file not found (is {root} a benchmark directory?)")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path}: invalid JSON at line {err.lineno}: {err.msg}") from None
-    except UnicodeDecodeError as err:
-        raise UserError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    manifest = read_json(path)
     if not isinstance(manifest, dict):
         raise UserError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
     missing = [k for k in MANIFEST_KEYS if k not in manifest]

@@ -21,6 +21,7 @@ from reasonaudio.contract import (
     TASKS,
 )
 from reasonaudio.contract import TABLE_SCHEMAS
+from reasonaudio.contract.reference import summary_stats
 from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
 from reasonaudio.validate.tables import Tables
@@ -152,18 +153,6 @@ def _check_references(t: Tables, rec: _Recorder) -> None:
 _COUNT_ALIASES = re.compile(r"^(?:n_|num_)?(atoms|clips|events|queries|qrels|mc)(?:_count|_rows|_pairs)?$")
 
 
-def _summary_of(values: np.ndarray) -> dict:
-    """The builder's summary statistics of a count: min, median, mean, max (rounded to 4 places)."""
-    if len(values) == 0:
-        return {}
-    return {
-        "min": round(float(values.min()), 4),
-        "p50": round(float(np.median(values)), 4),
-        "mean": round(float(values.mean()), 4),
-        "max": round(float(values.max()), 4),
-    }
-
-
 def _same_count(claimed, expected) -> bool:
     if isinstance(expected, dict) and isinstance(claimed, dict):
         return set(claimed) == set(expected) and all(_same_count(claimed[k], expected[k]) for k in expected)
@@ -181,7 +170,7 @@ def _count_relevant_per_query(t: Tables):
     if not t.has("queries", "qrels"):
         return None
     per = t["queries"].select("query_id").join(t["qrels"].group_by("query_id").len("n"), on="query_id", how="left")
-    return _summary_of(per["n"].fill_null(0).to_numpy().astype(float)) if per.height else None
+    return summary_stats(per["n"].fill_null(0).to_numpy().astype(float)) if per.height else None
 
 
 def _count_clip_durations(t: Tables):
@@ -189,7 +178,7 @@ def _count_clip_durations(t: Tables):
         return None
     durations = t["clips"]["duration_s"].to_numpy().astype(float)
     claimed = t.manifest["counts"]["clip_duration_s"]
-    expected = _summary_of(durations)
+    expected = summary_stats(durations)
     edges = claimed.get("histogram", {}).get("edges")
     if isinstance(edges, list) and len(edges) > 1:
         hist, _ = np.histogram(durations, bins=np.asarray(edges, dtype=float))
