@@ -6,8 +6,8 @@ embeddings) it times, interleaved (A B A B ...) in the same run:
   A  numpy: float32 unit vectors, one BLAS matmul + a stable argsort of every row (the floor)
   B  canonical head: `EmbeddingRanker.rank(depth=100)` (what `evaluate` runs) from the raw rows
   C  canonical complete rankings: `EmbeddingRanker.rank()` (every clip of every query)
-  F  FAISS IndexFlatIP top-116 search alone (only when faiss is installed: the approximate filter
-     the canonical ranking no longer needs, for comparison)
+  F  FAISS IndexFlatIP top-116 search alone (only when faiss is installed: an approximate filter
+     the canonical ranking does without, for comparison)
 
 and prints min and median of each and the ratios B/A, C/A (goal <= 1.15), with the load average
 before and after. Then the whole `evaluate` (ranking, metrics, bootstrap, two-option) through the

@@ -6,7 +6,7 @@
 
 Builds the same configuration clean and with the scene, interleaved round by round (clean, scene,
 clean, scene, ...), each into a temporary directory deleted right after, and prints min and median
-of each side, their ratios (the issue's goal: at most 2x) and the load average. The first scene
+of each side, their ratios (the goal: at most 2x) and the load average. The first scene
 build of the run starts from an empty room cache (REASONAUDIO_CACHE points at a fresh folder), so it
 pays for simulating the rooms; later rounds find them cached, as the conditions of `scenes` and
 repeated builds do: both figures are printed. Memory stays bounded: both render in chunks of

@@ -39,7 +39,7 @@ WEIGHTS = {
     "omni-thinker-7b": "Qwen2.5-Omni-7B-Thinker",  # OmniEmbed's LoRA base (Tevatron/Qwen2.5-Omni-7B-Thinker)
 }
 
-# The study's published figures as quoted in issue 17 (percent): the best average Acc@1 is OmniEmbed-7B's
+# The study's published figures (Zhang et al., 2026, percent): the best average Acc@1 is OmniEmbed-7B's
 # 20.1; every two-stage pipeline stays under 4.2 and every CLIP-style model under 10; the two-option test
 # peaks at 27.5 on negation and 50.8 on duration.
 PUBLISHED_AVG = {"two-stage": "< 4.2", "CLIP-style": "< 10", "omniembed-7b": "20.1 (best)"}
@@ -135,7 +135,7 @@ def table(rows: list[dict]) -> str:
     tasks = next((r["measured"]["tasks"] for r in rows if r.get("measured")), ["order", "overlap", "duration", "negation", "mix"])
     pct = lambda v: "" if v is None else f"{100 * v:.1f}"  # noqa: E731
     lines = ["# The study's models on this benchmark", "",
-             "Acc@1 (%) per task and averaged; `study` is the study's published average (issue 17).", "",
+             "Acc@1 (%) per task and averaged; `study` is the study's published average (Zhang et al., 2026).", "",
              "| paradigm | model | " + " | ".join(tasks) + " | Avg | study Avg | status |",
              "|---|---|" + "---|" * (len(tasks) + 3)]
     for r in rows:

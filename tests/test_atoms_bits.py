@@ -1,7 +1,6 @@
 """The embedded library's exact bits, pinned: a refactor of rust/core/src/atoms/ must not move one.
 
-The digests were recorded before atoms.rs became a folder (issue 10) and hold at 8, 16, 44.1 and
-48 kHz. A deliberate change of a recipe changes them (and every benchmark built from the default
+The digests hold at 8, 16, 44.1 and 48 kHz. A deliberate change of a recipe changes them (and every benchmark built from the default
 library): record the new ones here in the same commit, with the reason.
 """
 

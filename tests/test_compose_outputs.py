@@ -79,7 +79,7 @@ def test_an_input_folder_takes_new_files_but_refuses_its_own(tmp_path: Path) -> 
         check_not_an_input(root, [folder])
     with pytest.raises(UserError, match="contains the input"):
         check_not_an_input(tmp_path, [folder])
-    # a plain path input keeps the old rule: nothing inside it
+    # a plain path input keeps the plain rule: nothing inside it
     with pytest.raises(UserError, match="lies inside the input"):
         check_not_an_input(root / "prompts.jsonl", [root])
 

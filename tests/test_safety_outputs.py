@@ -1,4 +1,4 @@
-"""Issue 24, the output half: every file and folder any command writes follows one discipline
+"""Outputs: every file and folder any command writes follows one discipline
 (`reasonaudio.io.outputs`). One table of cases, each an exact command line and the class of what
 must happen; the victim of each case (a user's file, an input, an earlier output) is checked
 byte for byte afterwards.

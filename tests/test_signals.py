@@ -28,9 +28,9 @@ from reasonaudio import _core
 """
 
 CASES = {
-    # The first numpy call of a process used to load numpy's C-API lazily, running Python code
-    # where a pending Ctrl-C surfaced as "PanicException: Failed to access NumPy array API capsule"
-    # (issue 9: Ctrl-C while the default library renders, early in every build).
+    # rust-numpy loads numpy's C-API lazily on a process's first array call, running Python code
+    # where a pending Ctrl-C would surface as "PanicException: Failed to access NumPy array API
+    # capsule" (Ctrl-C while the default library renders, early in every build).
     "procedural_atoms": """
 # re-rendered under other seeds so that a fast machine is still inside it when SIGINT comes
 call = lambda: [_core.procedural_atoms(48000, seed) for seed in range(1, 40)]
@@ -117,7 +117,7 @@ def test_sigint_stops_long_call(name: str, tmp_path: Path) -> None:
 
 
 def test_sigint_during_cli_flac_build_exits_130(tmp_path: Path) -> None:
-    """The issue-9 reproduction: Ctrl-C a FLAC build while it renders clips."""
+    """Ctrl-C a FLAC build while it renders clips."""
     out_dir = tmp_path / "b"
     p = subprocess.Popen(
         [sys.executable, "-m", "reasonaudio", "build", "--out", str(out_dir), "--clips", "3000",

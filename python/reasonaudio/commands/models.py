@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
 
 def status(card) -> str:
     if not card.available:
-        return "not available (see README: models)"
+        return "not available (docs/models.md, The study's models, says why)"
     missing = card.missing()
     if not missing:
         return "importable"

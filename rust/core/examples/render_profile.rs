@@ -65,8 +65,8 @@ fn main() {
     // Every stage on one clip at a time, as render_corpus runs them (the clip's buffers stay in
     // cache), each stage timed alone over all clips: mix (zero, events, peak scan), encode with
     // the limiter's gain, sha256 of the bytes, the write; then the whole render_corpus on one
-    // thread, and the pipeline before this change (event buffer, separate limiter pass) rebuilt
-    // from the public pieces for a same-run comparison.
+    // thread, and a two-pass pipeline (event buffer, then a separate limiter pass) built from the
+    // public pieces for a same-run comparison.
     let names = [
         "mix + peak (ClipRenderer::mix)",
         "mix + limit + encode",

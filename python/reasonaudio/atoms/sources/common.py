@@ -28,7 +28,7 @@ from reasonaudio.io.outputs import check_directory, check_not_an_input
 #: The shortest atom an import keeps by default, after trimming silence. Datasets label one-shot
 #: sounds of 0.09-0.2 s (a finger snap, a clap, a drip, a single bark in ESC-50 and FSD50K) and the
 #: planner loops an atom shorter than its event (events last >= 0.6 s), so such sounds are kept:
-#: the old 0.3-s floor dropped every one of them. The floor left is the contract's audibility
+#: a 0.3-s floor would drop every one of them. The floor left is the contract's audibility
 #: window (§3.6: a sound is audible when its loudest AUDIBLE_WINDOW_S window is loud enough): a
 #: recording shorter than one window is a click at most, too short to be heard as what its label names.
 MIN_ATOM_S = AUDIBLE_WINDOW_S

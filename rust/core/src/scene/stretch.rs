@@ -4,8 +4,8 @@
 //! the rate `k` to the rate `SPEED_DEN` shifts every frequency by `12·log2(k / SPEED_DEN)`
 //! semitones and scales its length by `SPEED_DEN / k` (the event's `stretch`), to exactly
 //! [`speed_len`] samples, so the planner can plan with integer lengths. Pitch and tempo move
-//! together (a tape played faster): the independent pitch-shift/time-stretch library the issue
-//! asked for (`signalsmith-stretch` on crates.io) wraps C++ through bindgen and needs libclang at
+//! together (a tape played faster): an independent pitch-shift/time-stretch library
+//! (`signalsmith-stretch` on crates.io) wraps C++ through bindgen and needs libclang at
 //! build time, which the project's build machines lack and every source install would then need;
 //! varispeed through the resampler we already ship (rubato) needs nothing new.
 //!
