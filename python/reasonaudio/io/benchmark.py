@@ -81,7 +81,7 @@ def read_manifest(root: Path) -> dict:
     missing = [k for k in MANIFEST_KEYS if k not in manifest]
     if missing:
         raise UserError(f"{path}: missing key(s) {', '.join(missing)}")
-    for key in ("params", "counts", "hashes"):  # readers index into these: a string there was a traceback
+    for key in ("params", "counts", "hashes"):  # readers index into these: a string there would be a traceback
         if key in manifest and not isinstance(manifest[key], dict):
             raise UserError(f"{path}: {key} should be a JSON object, got {json.dumps(manifest[key])[:60]}")
     return manifest
