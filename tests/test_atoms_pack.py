@@ -123,7 +123,7 @@ def test_without_python_debian_the_error_says_what_to_install(tmp_path: Path, mo
 def test_reserved_packages_stay_out_of_every_table() -> None:
     from reasonaudio.atoms.sources.debian import BEDS_TABLE, PACK_TABLE, is_reserved
 
-    # an independent test of the detector on unheard recordings is drawn from these (issue 21)
+    # an independent test of the detector on unheard recordings is drawn from these
     assert is_reserved("wesnoth-1.16-data") and is_reserved("tuxpaint-stamps-default") and is_reserved("frozen-bubble-data")
     assert not is_reserved("0ad-data") and not is_reserved("minetest-data")
     assert not any(is_reserved(p) for p in PACKAGES)
