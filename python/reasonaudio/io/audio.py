@@ -36,7 +36,20 @@ def read_mono(path) -> tuple[np.ndarray, int]:
     except (RuntimeError, OSError) as err:  # soundfile raises LibsndfileError (a RuntimeError)
         raise UserError(f"{path}: cannot read audio ({err})") from None
     mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
+    if not np.all(np.isfinite(mono)):
+        raise UserError(f"{path}: audio holds NaN or infinite samples")
     return np.ascontiguousarray(mono, dtype=np.float32), int(sr)
+
+
+def audio_info(path) -> tuple[int, int]:
+    """(frames, sample rate) of a file or a Hub audio value, from its header only."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(path.open_audio() if hasattr(path, "open_audio") else str(path))
+    except (RuntimeError, OSError) as err:
+        raise UserError(f"{path}: cannot read audio ({err})") from None
+    return int(info.frames), int(info.samplerate)
 
 
 def load_mono(path, sample_rate: int, max_seconds: float | None = None) -> np.ndarray:
@@ -55,4 +68,4 @@ def load_mono(path, sample_rate: int, max_seconds: float | None = None) -> np.nd
     return mono
 
 
-__all__ = ["load_mono", "read_mono", "to_rate"]
+__all__ = ["audio_info", "load_mono", "read_mono", "to_rate"]
