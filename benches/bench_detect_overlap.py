@@ -13,7 +13,7 @@ once (keeping the median-filtered frame scores), then ranks the same detections 
 - `coactive soft only (overlap)`: both;
 - `+ thresholds 0.1, 0.2`: the engine also votes at two low thresholds (a masked sound's
   probability rarely reaches 0.3);
-- `… coactive soft`: both (shipped until stop 29);
+- `… coactive soft`: both;
 - `… + louder sound (shipped)`: the overlap factor is sqrt(co-activation x the louder sound's
   presence), the ranking of `detect.rank` now.
 """

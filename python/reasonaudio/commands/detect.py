@@ -128,7 +128,7 @@ def run_train(args: argparse.Namespace) -> int:
     if held:
         print(f"  mixtures of held-out recordings: frame F1 {held.get('frame_f1')}, event F1 {held.get('event_f1')}")
     print(f"  held out: {t.get('held_out_recordings')}")
-    if secs:  # the model's bytes follow the kernels torch and oneDNN chose for this CPU (docs/detect.md)
+    if secs:  # the model's bytes follow the kernels torch and oneDNN chose for this CPU (docs/results/detect.md)
         torch = torch_module()
         isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "the CPU's best")
         print(f"  kernels: torch CPU capability {torch.backends.cpu.get_cpu_capability()}, oneDNN ISA {isa} "
@@ -147,7 +147,7 @@ def run_enrol(args: argparse.Namespace) -> int:
     waves = read_recordings(args.recordings, detector.features.sample_rate)
     out = enrol(detector, args.label, args.phrase, waves, device=_device(args.device))
     out.save(args.out, inputs=[args.model, *args.recordings], force=args.force)
-    shot = out.enrolled["shots"][-1]
+    shot = out.enrolled.shots[-1]
     print(f"{args.out}: enrolled {args.label!r} from {len(waves)} recordings (leave-one-out positives p20 "
           f"{shot['positive_p20']}, background p99.5 {shot['background_p99_5']}); {len(out.labels)} labels")
     return 0

@@ -25,7 +25,7 @@ import hashlib
 import io
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
@@ -55,6 +55,29 @@ class HeadConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-4
     seed: int = 0
+
+
+@dataclass(frozen=True)
+class AisfxHead:
+    """The pretrained aiSFX CNN's label scores, from a small network fitted on its embeddings of
+    training mixtures (detect.aisfx_heads), mixed into the trained labels' probabilities as
+    (1 - weight) p + weight a. The aiSFX weights stay in the installed wheel (checkpoint_sha256)."""
+
+    network: dict  # the small network's state dict
+    known: list  # [L] whether a label had a training recording (the others keep p)
+    mean: list  # [512] standardiser of the aiSFX embeddings
+    std: list  # [512]
+    weight: float  # aiSFX's share of the mix
+    checkpoint_sha256: str
+    attribution: str
+    settings: dict  # how it was built (mixtures, epochs, context, hidden, …)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # the network's tensors kept as they are
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AisfxHead":
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
 
 def embed(front, wave: np.ndarray) -> np.ndarray:
@@ -89,8 +112,8 @@ def build(detector, library_spec, *, weight: float = 0.3, include_valid: bool = 
           progress: bool = False):
     """A copy of `detector` whose trained labels are also scored by the aiSFX head, fitted on
     `library_spec`'s training recordings (the library it was trained on)."""
-    return detector.replaced(aisfx={**build_head(detector, library_spec, include_valid=include_valid, config=config,
-                                                 progress=progress), "weight": weight})
+    head = build_head(detector, library_spec, include_valid=include_valid, config=config, progress=progress)
+    return detector.replaced(aisfx=AisfxHead(**head, weight=weight))
 
 
 def _inputs(detector, library, include_valid: bool, config: HeadConfig) -> dict:
@@ -105,7 +128,7 @@ def _inputs(detector, library, include_valid: bool, config: HeadConfig) -> dict:
 
 def build_head(detector, library_spec, *, include_valid: bool = False, config: HeadConfig | None = None, progress: bool = False,
                cache: bool = False, log=None) -> dict:
-    """The head's fields of `Detector.aisfx` (without its weight). With `cache`, read from or
+    """The head's fields of `model.AisfxHead` (without its weight). With `cache`, read from or
     written to the user's cache, keyed by the head's inputs."""
     from reasonaudio.detect.library import trained_library
     from reasonaudio.detect.pretrained import ATTRIBUTION, AisfxFrontEnd, checkpoint_sha256
@@ -132,8 +155,7 @@ def build_head(detector, library_spec, *, include_valid: bool = False, config: H
             log(f"building the aiSFX head ({config.mixtures} mixtures, {config.epochs} epochs); cached at {path}")
     fields = _trained(detector, library, AisfxFrontEnd(detector.features), config, progress)
     settings = {"recordings": len(library), "include_valid": include_valid, **fields.pop("settings")}
-    head = {"head": "trained", "fusion": "mean", **fields, "checkpoint_sha256": checkpoint_sha256(), "attribution": ATTRIBUTION,
-            "settings": settings}
+    head = {**fields, "checkpoint_sha256": checkpoint_sha256(), "attribution": ATTRIBUTION, "settings": settings}
     if path is not None:
         from reasonaudio.io.outputs import write_atomic
 
@@ -227,26 +249,26 @@ def _trained(detector, library, front, config: HeadConfig, progress: bool) -> di
 
 
 class AisfxHeads:
-    """The fusion at detection time: `fuse(wave, probs)` for one clip."""
+    """The aiSFX head of a detector at detection time (its aiSFX CNN and small network built once):
+    `fuse(wave, probs)` for one clip."""
 
     def __init__(self, detector, device: str = "cpu"):
         from reasonaudio.detect.pretrained import AisfxFrontEnd, checkpoint_sha256
 
         torch = torch_module()
         h = detector.aisfx
-        if checkpoint_sha256() != h["checkpoint_sha256"]:
-            raise UserError("the installed aisfx wheel's checkpoint is not the one this model's aiSFX heads were built with "
-                            f"(sha256 {h['checkpoint_sha256'][:12]}…): reinstall that aisfx version or rebuild the heads")
+        if checkpoint_sha256() != h.checkpoint_sha256:
+            raise UserError("the installed aisfx wheel's checkpoint is not the one this model's aiSFX head was built with "
+                            f"(sha256 {h.checkpoint_sha256[:12]}…): reinstall that aisfx version or retrain the model")
         self.front = AisfxFrontEnd(detector.features, device)
         self.front.net = self.front.net.to(memory_format=torch.channels_last)  # about 1.5x faster on CPU, the same values to float rounding
-        self.weight = float(h["weight"])
-        self.known = np.asarray(h["known"], bool)
-        self.mean = np.asarray(h["mean"], np.float32)
-        self.std = np.asarray(h["std"], np.float32)
-        settings = h["settings"]
-        self.context = int(settings["context"])
-        self.network = _network(len(self.mean) * (2 * self.context + 1), int(settings["hidden"]), len(self.known))
-        self.network.load_state_dict(h["network"])
+        self.weight = float(h.weight)
+        self.known = np.asarray(h.known, bool)
+        self.mean = np.asarray(h.mean, np.float32)
+        self.std = np.asarray(h.std, np.float32)
+        self.context = int(h.settings["context"])
+        self.network = _network(len(self.mean) * (2 * self.context + 1), int(h.settings["hidden"]), len(self.known))
+        self.network.load_state_dict(h.network)
         self.network.eval()
         self.frame_s, self.centre_s = frame_times()
         self.tagger_frame_s = detector.output_frame_s

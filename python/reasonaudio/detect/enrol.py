@@ -86,14 +86,11 @@ def enrol(detector, label: str, phrase: str, recordings: list[np.ndarray], *, de
     lo, hi = float(np.percentile(neg, 99.5)), float(np.percentile(pos, 20))
     centre = (lo + hi) / 2
     scale = max(0.01, (hi - lo) / 4)
-    enrolled = dict(detector.enrolled or {"labels": [], "phrases": [], "prototypes": [], "centre": [], "scale": [], "shots": []})
-    enrolled = {k: list(v) for k, v in enrolled.items()}
-    enrolled["labels"].append(label)
-    enrolled["phrases"].append(phrase)
-    enrolled["prototypes"].append([float(v) for v in prototype.astype(np.float32)])
-    enrolled["centre"].append(round(centre, 6))
-    enrolled["scale"].append(round(scale, 6))
-    enrolled["shots"].append({"n": len(recordings), "positive_p20": round(hi, 4), "background_p99_5": round(lo, 4)})
+    from reasonaudio.detect.model import EnrolledLabels
+
+    before = detector.enrolled or EnrolledLabels(labels=[], phrases=[], prototypes=[], centre=[], scale=[], shots=[])
+    enrolled = before.plus(label, phrase, [float(v) for v in prototype.astype(np.float32)], round(centre, 6), round(scale, 6),
+                           {"n": len(recordings), "positive_p20": round(hi, 4), "background_p99_5": round(lo, 4)})
     return detector.replaced(labels=[*detector.labels, label], phrases=[*detector.phrases, phrase], enrolled=enrolled)
 
 

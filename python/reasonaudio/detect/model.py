@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 from reasonaudio.detect import torch_module
+from reasonaudio.detect.aisfx_heads import AisfxHead, AisfxHeads
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.errors import UserError
 from reasonaudio.io.outputs import FileKind, write_output
@@ -145,6 +146,52 @@ class PostConfig:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class PrototypeHeads:
+    """Every trained label also scored by cosine to prototypes of its training recordings
+    (detect.prototypes builds them): the max over the label's prototypes of the cosine to the
+    standardised frame embedding, calibrated, averaged with the linear head's probability."""
+
+    vectors: list  # [P][C'] unit prototypes
+    label: list  # [P] the trained label each prototype belongs to
+    centre: list  # [L]
+    scale: list  # [L]
+    mean: list  # [C'] standardiser of the frame embeddings
+    std: list  # [C']
+    settings: dict  # how they were built (recordings, quantile, …)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PrototypeHeads":
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class EnrolledLabels:
+    """Labels added from a few recordings without retraining (detect.enrol): one prototype each in
+    the first tagger's embedding space, with the centre and scale of its calibration."""
+
+    labels: list
+    phrases: list
+    prototypes: list  # [K][C']
+    centre: list  # [K]
+    scale: list  # [K]
+    shots: list  # per label: {"n", "positive_p20", "background_p99_5"}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EnrolledLabels":
+        return cls(**{f.name: list(d[f.name]) for f in fields(cls)})
+
+    def plus(self, label: str, phrase: str, prototype: list, centre: float, scale: float, shot: dict) -> "EnrolledLabels":
+        return EnrolledLabels(labels=[*self.labels, label], phrases=[*self.phrases, phrase], prototypes=[*self.prototypes, prototype],
+                              centre=[*self.centre, centre], scale=[*self.scale, scale], shots=[*self.shots, shot])
+
+
 @dataclass
 class Detector:
     """A trained model with everything needed to run it and interpret its outputs."""
@@ -157,21 +204,14 @@ class Detector:
     library: dict  # {"spec", "hash", "n_atoms", "sample_rate", "exemplar_split"}
     training: dict = field(default_factory=dict)
     post: PostConfig = field(default_factory=PostConfig)
-    #: labels enrolled without retraining (detect.enrol): {"labels", "phrases", "prototypes" [K, C'],
-    #: "centre" [K], "scale" [K], "shots"}; None: none
-    enrolled: dict | None = None
+    enrolled: EnrolledLabels | None = None  # labels added without retraining (detect.enrol)
     #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
     background: object = None
-    #: prototype heads of the trained labels (detect.prototypes): {"mode", "per", "vectors" [P, C'],
-    #: "label" [P], "centre" [L], "scale" [L], "mean" [C'], "std" [C'], "settings"}; None: the linear head
-    prototypes: dict | None = None
+    prototypes: PrototypeHeads | None = None  # averaged with the linear head (detect.prototypes)
     #: the other taggers of an ensemble (detect.ensemble): same vocabulary, features and library;
     #: their trained-label probabilities are averaged with this one's. Empty: a single tagger
     members: list = field(default_factory=list)
-    #: aiSFX label heads fused with the trained labels' probabilities at detection (detect.aisfx_heads):
-    #: {"head", "fusion", "weight", "network" (trained) or "tau", "vectors" [L, 512] (prototypes), "known" [L],
-    #: "mean" [512], "std" [512], "checkpoint_sha256", "settings", …}
-    aisfx: dict | None = None
+    aisfx: AisfxHead | None = None  # the pretrained aiSFX CNN's scores mixed in (detect.aisfx_heads)
     _net: object = field(default=None, init=False, repr=False)
     _aisfx_heads: object = field(default=None, init=False, repr=False)  # built on first use
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
@@ -211,15 +251,15 @@ class Detector:
             "post": self.post.to_dict(),
         }
         if self.enrolled is not None:
-            payload["enrolled"] = dict(self.enrolled)
+            payload["enrolled"] = self.enrolled.to_dict()
         if self.background is not None:
             payload["background"] = self.background
         if self.prototypes is not None:
-            payload["prototypes"] = dict(self.prototypes)
+            payload["prototypes"] = self.prototypes.to_dict()
         if self.members:
             payload["members"] = [m._payload() for m in self.members]
         if self.aisfx is not None:
-            payload["aisfx"] = dict(self.aisfx)
+            payload["aisfx"] = self.aisfx.to_dict()
         return payload
 
     @classmethod
@@ -233,11 +273,11 @@ class Detector:
             library=dict(payload["library"]),
             training=dict(payload["training"]),
             post=PostConfig(**payload["post"]),
-            enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
+            enrolled=EnrolledLabels.from_dict(payload["enrolled"]) if payload.get("enrolled") else None,
             background=payload.get("background"),
-            prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
+            prototypes=PrototypeHeads.from_dict(payload["prototypes"]) if payload.get("prototypes") else None,
             members=[cls._from_payload(m) for m in payload.get("members") or []],
-            aisfx=dict(payload["aisfx"]) if payload.get("aisfx") else None,
+            aisfx=AisfxHead.from_dict(payload["aisfx"]) if payload.get("aisfx") else None,
         )
 
     def save(self, path: str | os.PathLike[str], *, inputs=(), force: bool = False) -> Path:
@@ -301,9 +341,9 @@ def enrolled_probs(detector, h):
     torch = torch_module()
 
     e = detector.enrolled
-    protos = torch.tensor(np.asarray(e["prototypes"], np.float32), device=h.device)  # [K, C']
-    centre = torch.tensor(e["centre"], dtype=torch.float32, device=h.device)[None, :, None]
-    scale = torch.tensor(e["scale"], dtype=torch.float32, device=h.device)[None, :, None]
+    protos = torch.tensor(np.asarray(e.prototypes, np.float32), device=h.device)  # [K, C']
+    centre = torch.tensor(e.centre, dtype=torch.float32, device=h.device)[None, :, None]
+    scale = torch.tensor(e.scale, dtype=torch.float32, device=h.device)[None, :, None]
     hn = torch.nn.functional.normalize(h.float(), dim=1)
     cos = torch.einsum("kc,bcj->bkj", protos, hn)
     return torch.sigmoid((cos - centre) / scale)
@@ -316,17 +356,17 @@ def prototype_probs(detector, h):
 
     p = detector.prototypes
     dev = h.device
-    mean = torch.tensor(p["mean"], dtype=torch.float32, device=dev)[None, :, None]
-    std = torch.tensor(p["std"], dtype=torch.float32, device=dev)[None, :, None]
+    mean = torch.tensor(p.mean, dtype=torch.float32, device=dev)[None, :, None]
+    std = torch.tensor(p.std, dtype=torch.float32, device=dev)[None, :, None]
     z = torch.nn.functional.normalize((h.float() - mean) / std, dim=1)
-    vec = torch.tensor(np.asarray(p["vectors"], np.float32), device=dev)  # [P, C']
+    vec = torch.tensor(np.asarray(p.vectors, np.float32), device=dev)  # [P, C']
     cos = torch.einsum("pc,bcj->bpj", vec, z)
-    owner = torch.tensor(p["label"], dtype=torch.int64, device=dev)
-    n = len(p["centre"])
+    owner = torch.tensor(p.label, dtype=torch.int64, device=dev)
+    n = len(p.centre)
     best = torch.full((h.shape[0], n, h.shape[2]), -2.0, device=dev)
     best = best.scatter_reduce(1, owner[None, :, None].expand_as(cos), cos, reduce="amax")
-    centre = torch.tensor(p["centre"], dtype=torch.float32, device=dev)[None, :, None]
-    scale = torch.tensor(p["scale"], dtype=torch.float32, device=dev)[None, :, None]
+    centre = torch.tensor(p.centre, dtype=torch.float32, device=dev)[None, :, None]
+    scale = torch.tensor(p.scale, dtype=torch.float32, device=dev)[None, :, None]
     return torch.sigmoid((best - centre) / scale)
 
 
@@ -361,8 +401,6 @@ def frame_probabilities(detector: Detector, waves, device: str = "cpu") -> list[
         p = p.transpose(1, 2).float().cpu().numpy()
         e = enrolled.transpose(1, 2).float().cpu().numpy() if enrolled is not None else None
     if detector.aisfx and detector._aisfx_heads is None:
-        from reasonaudio.detect.aisfx_heads import AisfxHeads
-
         detector._aisfx_heads = AisfxHeads(detector, device)
     out = []
     for k, w in enumerate(waves):
@@ -396,11 +434,15 @@ def migrate(payload: dict, path: object = "model") -> dict:
     net.setdefault("dropout", 0.0)
     out["net"] = net
     aisfx = out.get("aisfx")
-    if aisfx and aisfx.get("head", "prototypes") != "trained":
-        raise UserError(f"{path}: its aiSFX head is the prototype head (format {payload.get('format')}): {retrain}")
+    if aisfx:
+        if aisfx.get("head", "prototypes") != "trained":
+            raise UserError(f"{path}: its aiSFX head is the prototype head (format {payload.get('format')}): {retrain}")
+        out["aisfx"] = {k: v for k, v in aisfx.items() if k not in ("head", "fusion")}
     prototypes = out.get("prototypes")
-    if prototypes and prototypes.get("mode") != "both":
-        raise UserError(f"{path}: its prototype heads replace the linear head (format {payload.get('format')}): {retrain}")
+    if prototypes:
+        if prototypes.get("mode") != "both":
+            raise UserError(f"{path}: its prototype heads replace the linear head (format {payload.get('format')}): {retrain}")
+        out["prototypes"] = {k: v for k, v in prototypes.items() if k not in ("mode", "per")}
     out["members"] = [{k: v for k, v in migrate({**m, "format": payload["format"]}, path).items() if k != "format"}
                       for m in out.get("members") or []]
     out["format"] = FORMAT

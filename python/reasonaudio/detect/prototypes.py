@@ -49,7 +49,7 @@ def build(detector, library_spec, *, include_valid: bool = False, clips: int = 9
     training recordings (the library it was trained on)."""
     from reasonaudio.detect.data import MixtureSource
     from reasonaudio.detect.enrol import ACTIVE_DB
-    from reasonaudio.detect.model import make_front_end
+    from reasonaudio.detect.model import PrototypeHeads, make_front_end
     from reasonaudio.detect.library import trained_library
 
     quantile, scale_k = QUANTILE, SCALE_K
@@ -107,15 +107,13 @@ def build(detector, library_spec, *, include_valid: bool = False, clips: int = 9
         neg = s[~truth[:, c]]
         centre[c] = np.percentile(neg, quantile)
         scale[c] = max(0.01, scale_k * float(neg.std()))
-    return detector.replaced(prototypes={
-        "mode": "both",
-        "per": "recording",
-        "vectors": np.asarray(vectors, np.float32).tolist(),
-        "label": owner.tolist(),
-        "centre": np.round(centre, 6).tolist(),
-        "scale": np.round(scale, 6).tolist(),
-        "mean": np.asarray(mean, np.float32).tolist(),
-        "std": np.asarray(std, np.float32).tolist(),
-        "settings": {"quantile": quantile, "scale_k": scale_k, "clips": clips, "include_valid": include_valid,
-                     "recordings": len(library), "calibration_seed": CALIBRATION_SEED},
-    })
+    return detector.replaced(prototypes=PrototypeHeads(
+        vectors=np.asarray(vectors, np.float32).tolist(),
+        label=owner.tolist(),
+        centre=np.round(centre, 6).tolist(),
+        scale=np.round(scale, 6).tolist(),
+        mean=np.asarray(mean, np.float32).tolist(),
+        std=np.asarray(std, np.float32).tolist(),
+        settings={"quantile": quantile, "scale_k": scale_k, "clips": clips, "include_valid": include_valid,
+                  "recordings": len(library), "calibration_seed": CALIBRATION_SEED},
+    ))

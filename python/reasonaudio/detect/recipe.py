@@ -88,7 +88,7 @@ class Recipe:
     description: str
     tagger: TrainConfig
     taggers: int = 1
-    prototypes: dict | None = None  # {"mode": "both", "include_valid": bool}
+    prototypes: dict | None = None  # {"include_valid": bool}
     aisfx: dict | None = None  # {"weight", "mixtures", "epochs", "include_valid"}
     minutes: float = 0.0  # CPU minutes of one core for the whole recipe ([cost]; said before a training starts)
 
@@ -132,10 +132,7 @@ def _parse(path: Path, name: str, data: dict) -> Recipe:
         raise UserError(f"--recipe {path}: [ensemble] taggers = {taggers}, expected 1..16")
     prototypes = data.get("prototypes")
     if prototypes is not None:
-        prototypes = {"mode": "both", "include_valid": False,
-                      **_check(path, "prototypes", dict(prototypes), {"mode": str, "include_valid": bool})}
-        if prototypes["mode"] != "both":
-            raise UserError(f"--recipe {path}: [prototypes] mode = {prototypes['mode']!r}, expected 'both'")
+        prototypes = {"include_valid": False, **_check(path, "prototypes", dict(prototypes), {"include_valid": bool})}
     aisfx = data.get("aisfx")
     if aisfx is not None:
         aisfx = {"weight": 0.3, "mixtures": 4000, "epochs": 30, "include_valid": False,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -358,12 +357,12 @@ def train_recipe(library_spec, recipe: Recipe, *, seed: int = 0, labels: int | N
         taggers.append(tagger)
     model = combine(taggers) if len(taggers) > 1 else taggers[0]
     if with_aisfx:
-        from reasonaudio.detect.aisfx_heads import HeadConfig, build_head
+        from reasonaudio.detect.aisfx_heads import AisfxHead, HeadConfig, build_head
 
         settings = recipe.aisfx
         head = build_head(model, spec, include_valid=settings["include_valid"], progress=progress, cache=True, log=log,
                           config=HeadConfig(mixtures=settings["mixtures"], epochs=settings["epochs"]))
-        model = model.replaced(aisfx={**head, "weight": float(settings["weight"])})
+        model = model.replaced(aisfx=AisfxHead(**head, weight=float(settings["weight"])))
     if staged:
         model = model.replaced(training={**model.training, "recipe": recipe.name})
     model.run_info = {**taggers[0].run_info, "train_seconds": round(seconds, 1), "train_cpu_seconds": round(cpu, 1)} if seconds else {}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -74,9 +73,8 @@ class DetectModel(ScoringModel):
             "recipe": d.training.get("recipe"),
             "taggers": 1 + len(d.members),  # > 1: an ensemble, probabilities averaged
             # the pretrained aiSFX CNN's label scores mixed in (its weights are not in the model file)
-            "aisfx_heads": ({k: d.aisfx[k] for k in ("head", "fusion", "weight", "checkpoint_sha256", "attribution", "settings")
-                             if k in d.aisfx}
-                            if d.aisfx else None),
+            "aisfx_heads": ({"weight": d.aisfx.weight, "checkpoint_sha256": d.aisfx.checkpoint_sha256,
+                             "attribution": d.aisfx.attribution, "settings": d.aisfx.settings} if d.aisfx else None),
             "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
             "training_data": (
                 f"{d.training.get('clips_seen')} mixtures ({d.training.get('audio_hours_seen')} h) planned by the Rust planner and "
