@@ -75,8 +75,9 @@ def test_prototypes_refuse_bad_input(trained, tmp_path, recordings):
 
 def test_prototypes_same_build_same_bytes_and_a_wrong_library_is_refused(trained, tmp_path):
     root, detector, _ = trained
-    a = build(detector, str(root / "lib"), clips=16).save(tmp_path / "a.pt")
-    b = build(Detector.load(detector.save(tmp_path / "m.pt")), str(root / "lib"), clips=16).save(tmp_path / "b.pt")
+    model = detector.save(tmp_path / "m.pt")  # the same build from the same file twice: the same bytes
+    a = build(Detector.load(model), str(root / "lib"), clips=16).save(tmp_path / "a.pt")
+    b = build(Detector.load(model), str(root / "lib"), clips=16).save(tmp_path / "b.pt")
     assert a.read_bytes() == b.read_bytes()
     with pytest.raises(UserError):
         build(detector, str(tmp_path / "nope"))

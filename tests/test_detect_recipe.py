@@ -95,3 +95,33 @@ def test_a_bad_recipe_is_one_line(tmp_path, capsys, text, says):
 def test_an_unknown_recipe_name_is_one_line(tmp_path, capsys):
     assert main(["detect", "train", "procedural", "--recipe", "best", "--out", str(tmp_path / "x.pt")]) == 2
     assert "expected auto, procedural, scenes, recordings or a recipe FILE.toml" in capsys.readouterr().err
+
+
+TINY = 'format = "reasonaudio-detect-recipe/1"\ndescription = "tiny"\n[tagger]\nsteps = 1\nbatch = 2\nchannels = 8\nvalid_clips = 2\nchecks = 1\n'
+
+
+def test_a_training_is_announced_once_then_cached(tmp_path, monkeypatch):
+    from reasonaudio.detect.train import recipe_cached
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY + "[cost]\nminutes = 3\n")
+    tiny = recipe.load(str(path))
+    said: list[str] = []
+    first, where = recipe_cached("procedural", tiny, progress=False, log=said.append)
+    assert len(said) == 1 and "recipe tiny" in said[0] and "about 3.0 min of CPU" in said[0] and f"cached at {where}" in said[0]
+    assert f"reasonaudio detect train procedural --recipe {path}" in said[0] and where.is_file()
+    again, _ = recipe_cached("procedural", tiny, progress=False, log=said.append)
+    assert len(said) == 1 and again.state_dict.keys() == first.state_dict.keys()
+
+
+def test_without_aisfx_the_recipe_says_what_it_leaves_out(tmp_path, monkeypatch, capsys):
+    import reasonaudio.detect.train as training
+
+    monkeypatch.setattr(training, "aisfx_available", lambda: False)
+    path = tmp_path / "head.toml"
+    path.write_text(TINY + "[aisfx]\nmixtures = 2\n")
+    model = training.train_recipe("procedural", recipe.load(str(path)), labels=3, progress=False, log=lambda m: None)
+    err = capsys.readouterr().err
+    assert model.aisfx is None and len(err.strip().splitlines()) == 1
+    assert "the pretrained aiSFX head is left out (aisfx is not installed: pip install --no-deps aisfx)" in err

@@ -115,9 +115,8 @@ def overlap_pairs(logics: list[dict | None], labels: list[str]) -> list[tuple[in
 
 
 def soft_truth(logic: dict, presence: np.ndarray, on: np.ndarray, off: np.ndarray, label_index: dict[str, int],
-               coactive: dict | None = None, louder: bool = True) -> np.ndarray:
-    """Fuzzy truth of `logic` per clip (module doc). `louder=False`: an overlap's factor is the
-    co-activation alone (the ranking before the louder sound joined it; benches/bench_detect_overlap.py)."""
+               coactive: dict | None = None) -> np.ndarray:
+    """Fuzzy truth of `logic` per clip (module doc)."""
     p = presence.astype(np.float64)
     value = np.ones(p.shape[0])
     for con in logic["all"]:
@@ -129,7 +128,7 @@ def soft_truth(logic: dict, presence: np.ndarray, on: np.ndarray, off: np.ndarra
             a, b = (label_index[x] for x in con.get("before") or con["overlap"])
             if "overlap" in con and coactive is not None and (min(a, b), max(a, b)) in coactive:
                 co = coactive[(min(a, b), max(a, b))].astype(np.float64)
-                value *= np.sqrt(co * np.maximum(p[:, a], p[:, b])) if louder else co
+                value *= np.sqrt(co * np.maximum(p[:, a], p[:, b]))
                 continue
             if "before" in con:
                 gap = on[:, b] - off[:, a]

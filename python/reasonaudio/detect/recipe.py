@@ -91,6 +91,7 @@ class Recipe:
     prototypes: dict | None = None  # {"include_valid": bool}
     aisfx: dict | None = None  # {"weight", "mixtures", "epochs", "include_valid"}
     minutes: float = 0.0  # CPU minutes of one core for the whole recipe ([cost]; said before a training starts)
+    command: str = ""  # what `--recipe` names it by: a shipped name, or the FILE.toml's path
 
     def configs(self, seed: int = 0) -> list[TrainConfig]:
         """One TrainConfig per tagger: seeds seed, seed+1, …; an ensemble's share the first one's validation split."""
@@ -113,7 +114,7 @@ def _check(path: Path, table: str, data: dict, allowed: dict[str, type | tuple])
     return data
 
 
-def _parse(path: Path, name: str, data: dict) -> Recipe:
+def _parse(path: Path, name: str, data: dict, command: str) -> Recipe:
     number = (int, float)
     unknown = set(data) - {"format", "description", "tagger", "ensemble", "prototypes", "aisfx", "cost"}
     if unknown:
@@ -142,7 +143,7 @@ def _parse(path: Path, name: str, data: dict) -> Recipe:
     cost = _check(path, "cost", dict(data.get("cost", {})), {"minutes": number})
     config = TrainConfig(**tagger, augment=AUGMENTS[augment]())
     return Recipe(name=name, description=str(data.get("description", "")), tagger=config, taggers=taggers,
-                  prototypes=prototypes, aisfx=aisfx, minutes=float(cost.get("minutes", 0.0)))
+                  prototypes=prototypes, aisfx=aisfx, minutes=float(cost.get("minutes", 0.0)), command=command)
 
 
 def resolve(name: str, libraries: list[str]) -> str:
@@ -155,6 +156,7 @@ def resolve(name: str, libraries: list[str]) -> str:
 def load(name: str = "auto", libraries: list[str] | tuple = ("procedural",)) -> Recipe:
     """A shipped recipe by name (`auto` chosen by `libraries`), or a recipe FILE.toml."""
     name = resolve(str(name), [str(x) for x in libraries])
+    command = name
     if name in NAMES:
         path = SHIPPED / f"{name}.toml"
     else:
@@ -162,4 +164,4 @@ def load(name: str = "auto", libraries: list[str] | tuple = ("procedural",)) -> 
         if path.suffix != ".toml":
             raise UserError(f"--recipe {name}: expected {', '.join(NAMES)} or a recipe FILE.toml")
         name = path.stem
-    return _parse(path, name, _read(path))
+    return _parse(path, name, _read(path), command)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -336,9 +337,9 @@ def train_recipe(library_spec, recipe: Recipe, *, seed: int = 0, labels: int | N
     specs = library_specs(library_spec)
     spec = specs[0] if len(specs) == 1 else specs
     with_aisfx = recipe.aisfx is not None and aisfx_available()
-    if recipe.aisfx is not None and not with_aisfx:
-        log(f"recipe {recipe.name}: the pretrained aiSFX head is left out (aisfx is not installed: pip install --no-deps aisfx); "
-            "the model has the rest of the recipe")
+    if recipe.aisfx is not None and not with_aisfx:  # said even when quiet: the model is not what the recipe names
+        print(f"recipe {recipe.name}: the pretrained aiSFX head is left out (aisfx is not installed: pip install --no-deps aisfx); "
+              "the model has the rest of the recipe", file=sys.stderr)
     seconds, cpu = 0.0, 0.0
     taggers = []
     for k, config in enumerate(configs):
@@ -377,7 +378,7 @@ def recipe_cached(library_spec, recipe: Recipe, *, device: str = "cpu", progress
         return Detector.load(path), path
     shown = " ".join(specs)
     log(f"training the detector for {shown} (recipe {recipe.name}: {recipe.description}); about {recipe.minutes} min of CPU "
-        f"for one core; cached at {path}. To train it ahead: reasonaudio detect train {shown} --recipe {recipe.name}")
+        f"for one core; cached at {path}. To train it ahead: reasonaudio detect train {shown} --recipe {recipe.command or recipe.name}")
     detector = train_recipe(library_spec, recipe, device=device, progress=progress, log=log)
     detector.save(path)
     return detector, path
