@@ -35,7 +35,7 @@ from reasonaudio.detect.infer import detect
 from reasonaudio.detect.metrics import sed_metrics
 from reasonaudio.detect.model import Detector
 from reasonaudio.detect.rank import engine_votes, parse_queries, score_matrix
-from reasonaudio.detect.train import train_cached
+from reasonaudio.detect.train import detector_for
 from reasonaudio.evaluation.run import evaluate
 from reasonaudio.io.outputs import write_atomic
 from reasonaudio.retrieval.base import ScoringModel, load_model
@@ -134,7 +134,7 @@ def main() -> int:
     args = ap.parse_args()
 
     bench = load_benchmark(args.bench)
-    detector = Detector.load(args.model) if Path(args.model).is_file() else train_cached(args.model, log=lambda m: print(m, file=sys.stderr))[0]
+    detector = detector_for(args.model, log=lambda m: print(m, file=sys.stderr))[0]
     clip_ids = bench.clips["clip_id"].to_list()
     paths = bench.audio_paths()
 

@@ -20,9 +20,8 @@ import polars as pl
 
 from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.detect.infer import EventIndex, detect
-from reasonaudio.detect.model import Detector
 from reasonaudio.detect.rank import parse_queries, score_matrix
-from reasonaudio.detect.train import train_cached
+from reasonaudio.detect.train import detector_for
 from reasonaudio.evaluation.run import evaluate
 
 from _detect_common import Fixed, events_at_thresholds  # benches/ is the script's folder, first on sys.path
@@ -34,7 +33,7 @@ def main() -> int:
     ap.add_argument("--model", default="procedural")
     args = ap.parse_args()
     bench = load_benchmark(args.bench)
-    d = Detector.load(args.model) if Path(args.model).is_file() else train_cached(args.model)[0]
+    d = detector_for(args.model)[0]
     index = detect(d, bench.audio_paths(), bench.clips["clip_id"].to_list(), keep_scores=True, progress=False)
     logics, _ = parse_queries(bench.queries["text"].to_list(), d.labels, d.phrases)
 

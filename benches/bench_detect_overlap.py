@@ -13,7 +13,7 @@ once (keeping the median-filtered frame scores), then ranks the same detections 
 - `coactive soft only (overlap)`: both;
 - `+ thresholds 0.1, 0.2`: the engine also votes at two low thresholds (a masked sound's
   probability rarely reaches 0.3);
-- `… coactive soft`: both (shipped until stop 29);
+- `… coactive soft`: both;
 - `… + louder sound (shipped)`: the overlap factor is sqrt(co-activation x the louder sound's
   presence), the ranking of `detect.rank` now.
 """
@@ -37,6 +37,24 @@ from reasonaudio.io.benchmark import load_benchmark
 from _detect_common import Fixed, events_at_thresholds  # benches/ is the script's folder, first on sys.path
 
 
+def soft_truth_coactive_alone(logic, presence, on, off, label_index, coactive):
+    """`detect.rank.soft_truth` with an overlap's factor the co-activation alone, without the louder
+    sound's presence: the ranking this bench compares the shipped one against."""
+    if coactive is None:
+        return soft_truth(logic, presence, on, off, label_index, None)
+    crowded = {}
+    for con in logic["all"]:
+        if "overlap" in con:
+            a, b = sorted(label_index[x] for x in con["overlap"])
+            if (a, b) in coactive:
+                crowded[(a, b)] = coactive[(a, b)]
+    plain = {"all": [c for c in logic["all"] if not ("overlap" in c and tuple(sorted(label_index[x] for x in c["overlap"])) in crowded)]}
+    value = soft_truth(plain, presence, on, off, label_index, None) if plain["all"] else np.ones(presence.shape[0])
+    for co in crowded.values():
+        value = value * co.astype(np.float64)
+    return value
+
+
 def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool, louder: bool = False) -> np.ndarray:
     label_index = {lab: i for i, lab in enumerate(index.labels)}
     known = [i for i, lg in enumerate(logics) if lg is not None]
@@ -46,7 +64,9 @@ def scores(index: EventIndex, logics, coactive: bool, soft_only_overlap: bool, l
     k = len(index.thresholds)
     for row, q in enumerate(known):
         logic = logics[q]
-        soft = soft_truth(logic, index.presence, on, off, label_index, index.coactive if coactive else None, louder=louder)
+        co = index.coactive if coactive else None
+        soft = (soft_truth(logic, index.presence, on, off, label_index, co) if louder
+                else soft_truth_coactive_alone(logic, index.presence, on, off, label_index, co))
         is_overlap = any("overlap" in c for c in logic["all"])
         v = np.zeros_like(soft) if (soft_only_overlap and is_overlap) else votes[row]
         out[q] = ((v + 0.999 * np.clip(soft, 0.0, 1.0)) / (k + 1)).astype(np.float32)

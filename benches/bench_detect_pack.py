@@ -1,28 +1,21 @@
-"""The Debian pack's bar, end to end, on a split of the pack's recordings chosen by a seed.
+"""The Debian pack's figure, end to end, on a split of the pack's recordings chosen by a seed.
 
-    python benches/bench_detect_pack.py --dir DIR [--split-seed 5] [--seeds 0 1] [--steps 2400]
-        [--mixtures 4000] [--epochs 30] [--clips 2000] [--queries-per-task 100] [--no-aisfx]
+    python benches/bench_detect_pack.py --dir DIR [--split-seed 5] [--recipe recordings] [--clips 2000]
+        [--queries-per-task 100]
 
-Issue 21's bar: on `atoms pack debian --split-fraction 0.3`, a benchmark built from the `test`
-recordings (`build --exemplar-split test`), Avg Acc@1 >= 55 % and two-option >= 80 %. Every
-configuration of the detector was chosen on recordings of one split (split seed 0: its test
-recordings and the validation recordings of its training split). Another `--split-seed` draws
-other test recordings, never heard by the taggers this bench trains, so a configuration chosen
-before can be measured once on it. Each stage runs the CLI and is skipped when its output exists
-(a run that stops resumes):
+Every setting of the `recordings` recipe was chosen on recordings of one split (split seed 0: its
+test recordings and the validation recordings of its training split). Another `--split-seed` draws
+other test recordings, never heard by the detector this bench trains, so the recipe can be measured
+once on it. Each stage runs the CLI and is skipped when its output exists (a run that stops resumes):
 
-    DIR/pack                  atoms pack debian --split-fraction 0.3 --seed SPLIT_SEED
-    DIR/tagger{S}.pt          detect train DIR/pack --steps STEPS (TAGGER_RECIPE) --seed S --valid-seed 0
-    DIR/tagger{S}_p.pt        detect prototypes … --mode both --include-valid
-    DIR/ensemble.pt           detect ensemble of the seeds' files (two or more seeds)
-    DIR/ensemble_aisfx.pt     detect aisfx DIR/ensemble.pt DIR/pack --include-valid (the trained head)
-    DIR/tagger{S}_p_aisfx.pt  the same head on the first seed's tagger alone (--head-from, not built again)
-    DIR/bench                 build --atoms DIR/pack --exemplar-split test
-    DIR/eval/{NAME}           eval DIR/bench --model random | detect:…
+    DIR/pack            atoms pack debian --split-fraction 0.3 --seed SPLIT_SEED
+    DIR/{RECIPE}.pt     detect train DIR/pack --recipe RECIPE (taggers and aiSFX head cached by their inputs)
+    DIR/bench           build --atoms DIR/pack --exemplar-split test
+    DIR/eval/{NAME}     eval DIR/bench --model random | detect:DIR/{RECIPE}.pt
 
 and prints Acc@1 per task, Avg with its 95 % interval and two-option accuracy per model, the
-overlap of the test split with split seed 0's test and validation recordings (the recordings
-every earlier choice was made on), and the CPU seconds of each stage (DIR/stages.json).
+overlap of the test split with split seed 0's test and validation recordings, and the CPU seconds
+of each stage (DIR/stages.json). The whole run takes over an hour of CPU.
 """
 
 from __future__ import annotations
@@ -39,9 +32,6 @@ from reasonaudio.io.outputs import write_atomic
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
 SPLIT_FRACTION = 0.3
-#: The taggers behind the pack's figures since stop 31 (docs/detect.md): the half-time 2-D stem,
-#: SpecAugment, dropout 0.3, 40 % overlapping training clips.
-TAGGER_RECIPE = ("--spec-augment", "--dropout", "0.3", "--stem", "2d-halftime", "--overlap-fraction", "0.4")
 VALID_SEED = 0  # every tagger of one ensemble holds out the same validation recordings
 
 
@@ -80,7 +70,7 @@ def test_recordings(pack: Path) -> set[str]:
 
 def earlier_choices(root: Path, stages: Stages) -> set[str]:
     """Split seed 0's test recordings and the validation recordings of its training split: the
-    recordings every configuration in docs/detect.md was chosen on."""
+    recordings every setting of the recordings recipe was chosen on (docs/results/detect.md)."""
     from reasonaudio.atoms import AtomLibrary
     from reasonaudio.detect.train import TrainConfig, open_library, split_validation
 
@@ -101,13 +91,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, required=True)
     ap.add_argument("--split-seed", type=int, default=5, help="seed of the pack's test split (0: the one every choice was made on)")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="tagger seeds (two or more: an ensemble)")
-    ap.add_argument("--steps", type=int, default=2400)
-    ap.add_argument("--mixtures", type=int, default=4000, help="training mixtures of the aiSFX head")
-    ap.add_argument("--epochs", type=int, default=30, help="epochs of the aiSFX head")
+    ap.add_argument("--recipe", default="recordings", help="the detect train recipe (default recordings)")
     ap.add_argument("--clips", type=int, default=2000)
     ap.add_argument("--queries-per-task", type=int, default=100)
-    ap.add_argument("--no-aisfx", action="store_true", help="leave out the aiSFX head (it needs `pip install --no-deps aisfx`)")
     args = ap.parse_args()
     root = args.dir
     root.mkdir(parents=True, exist_ok=True)
@@ -115,29 +101,10 @@ def main() -> int:
 
     pack = stages.run("pack", root / "pack", ["atoms", "pack", "debian", "--out", str(root / "pack"),
                                               "--split-fraction", str(SPLIT_FRACTION), "--seed", str(args.split_seed)])
-    models: dict[str, Path] = {}
-    for s in args.seeds:
-        tagger = stages.run(f"train_seed{s}", root / f"tagger{s}.pt",
-                            ["detect", "train", str(pack), "--steps", str(args.steps), *TAGGER_RECIPE, "--seed", str(s),
-                             "--valid-seed", str(VALID_SEED), "--out", str(root / f"tagger{s}.pt"), "--quiet"])
-        models[f"seed{s}+prototypes"] = stages.run(f"prototypes_seed{s}", root / f"tagger{s}_p.pt",
-                                                   ["detect", "prototypes", str(tagger), str(pack), "--mode", "both", "--include-valid",
-                                                    "--out", str(root / f"tagger{s}_p.pt")])
-    last = models[f"seed{args.seeds[0]}+prototypes"]
-    if len(args.seeds) > 1:
-        last = models["ensemble"] = stages.run("ensemble", root / "ensemble.pt",
-                                               ["detect", "ensemble", *map(str, models.values()), "--out", str(root / "ensemble.pt")])
-    if not args.no_aisfx:
-        first = f"seed{args.seeds[0]}"
-        name = f"{'ensemble' if len(args.seeds) > 1 else first}+aisfx"
-        head = models[name] = stages.run("aisfx_head", root / f"{last.stem}_aisfx.pt",
-                                         ["detect", "aisfx", str(last), str(pack), "--include-valid", "--mixtures", str(args.mixtures),
-                                          "--epochs", str(args.epochs), "--out", str(root / f"{last.stem}_aisfx.pt")])
-        if len(args.seeds) > 1:  # the same head on the first tagger alone: copied, not built again
-            single = root / f"tagger{args.seeds[0]}_p_aisfx.pt"
-            models[f"{first}+aisfx"] = stages.run("aisfx_head_copy", single,
-                                                  ["detect", "aisfx", str(models[f"{first}+prototypes"]), str(pack), "--include-valid",
-                                                   "--head-from", str(head), "--out", str(single)])
+    name = Path(args.recipe).stem
+    model = stages.run(f"train_{name}", root / f"{name}.pt",
+                       ["detect", "train", str(pack), "--recipe", args.recipe, "--out", str(root / f"{name}.pt"), "--quiet"])
+    models = {name: model}
     bench = stages.run("build", root / "bench", ["build", "--atoms", str(pack), "--out", str(root / "bench"), "--clips", str(args.clips),
                                                   "--queries-per-task", str(args.queries_per_task), "--exemplar-split", "test", "--quiet"])
     rows = {}

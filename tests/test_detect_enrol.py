@@ -1,4 +1,4 @@
-"""Few-shot enrolment: a new label from five recordings, without retraining (issue 21).
+"""Few-shot enrolment: a new label from five recordings, without retraining.
 
 A tagger trained on eight procedural sounds enrols a ninth it never heard from five recordings
 of it (the same recipe re-synthesised with noise seeds 1-5), and then finds the ninth sound's
@@ -65,11 +65,11 @@ def test_a_new_sound_enrolled_from_five_recordings_is_found_and_nothing_is_retra
     shots = [_atom(seed, NEW) for seed in range(1, 6)]
     assert detector.background is not None and detector.background.shape[0] > 100
     out = enrol(detector, NEW, "a music box", shots)
-    assert out.labels == [*detector.labels, NEW] and out.enrolled["shots"][0]["n"] == 5
+    assert out.labels == [*detector.labels, NEW] and out.enrolled.shots[0]["n"] == 5
     assert all(np.array_equal(out.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
     path = out.save(tmp_path / "enrolled.pt")
     loaded = Detector.load(path)
-    assert loaded.enrolled["labels"] == [NEW]
+    assert loaded.enrolled.labels == [NEW]
 
     unheard = _atom(0, NEW)  # not one of the five shots
     bell = lib.audio(lib.labels.index(detector.labels[0]))

@@ -1,12 +1,14 @@
-"""Ensembles of taggers (`detect ensemble`, issue 21): one model file whose trained-label
+"""Ensembles of taggers (a recipe's `[ensemble] taggers`): one model file whose trained-label
 probabilities are the mean of several taggers'. Two tiny taggers (seeds 0 and 1) are trained here;
-the ensemble's probabilities equal the mean of theirs, survive the file, drive `eval`/`detect`,
-the same command writes the same bytes, a single model's file is unchanged by the format, and
-taggers that cannot be averaged are refused in one line.
+the ensemble's probabilities equal the mean of theirs, survive the file, drive `detect run`, the
+same `detect train --recipe` command writes the same bytes, a single model's file has no
+`members`, and taggers that cannot be averaged are refused in one line.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 
@@ -18,7 +20,7 @@ pytest.importorskip("scipy")
 
 from reasonaudio.cli import main  # noqa: E402
 from reasonaudio.detect.ensemble import combine  # noqa: E402
-from reasonaudio.detect.model import Detector, make_front_end  # noqa: E402
+from reasonaudio.detect.model import Detector  # noqa: E402
 from reasonaudio.detect.train import TrainConfig, train  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 
@@ -38,9 +40,7 @@ def pair(tmp_path_factory):
 
 
 def _probs(detector: Detector, wave: np.ndarray) -> np.ndarray:
-    mel = make_front_end(detector.net_config, detector.features)
-    with torch.inference_mode():
-        return detector.probabilities(detector.net(), mel(torch.from_numpy(wave[None]))).numpy()[0]
+    return detector.frame_probabilities([wave])[0]
 
 
 def test_ensemble_is_the_mean_of_its_taggers_and_survives_the_file(pair):
@@ -58,39 +58,55 @@ def test_ensemble_is_the_mean_of_its_taggers_and_survives_the_file(pair):
     # flattened: an ensemble of an ensemble and a model is three taggers, each weighed alike
     three = combine([again, da], [root / "e.pt", a])
     np.testing.assert_allclose(_probs(three, wave), (pa + pb + pa) / 3, rtol=1e-5, atol=1e-6)
-    # a single model's file is what it was before ensembles existed: no `members` entry
+    # a single tagger's file has no `members` entry
     assert "members" not in torch.load(a, weights_only=True) and "members" in torch.load(root / "e.pt", weights_only=True)
 
 
-def test_cli_writes_the_same_bytes_and_the_ensemble_ranks(pair, tmp_path):
-    root, (a, b) = pair
-    for out in ("x.pt", "y.pt"):
-        r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "ensemble", str(a), str(b), "--out", str(tmp_path / out)],
-                           capture_output=True, text=True)
+TINY_ENSEMBLE = """format = "reasonaudio-detect-recipe/1"
+description = "two tiny taggers"
+[tagger]
+steps = 3
+batch = 4
+channels = 16
+valid_clips = 4
+[ensemble]
+taggers = 2
+"""
+
+
+def test_a_recipe_trains_the_ensemble_the_same_bytes_and_it_runs(tmp_path):
+    recipe = tmp_path / "tiny.toml"
+    recipe.write_text(TINY_ENSEMBLE)
+    env = {**os.environ, "REASONAUDIO_CACHE": str(tmp_path / "cache")}
+    for i, out in enumerate(("x.pt", "y.pt")):
+        if i:  # the second run trains again: its taggers come from nowhere but the command
+            shutil.rmtree(tmp_path / "cache")
+        r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "6", "--recipe", str(recipe),
+                            "--out", str(tmp_path / out), "--quiet"], capture_output=True, text=True, env=env)
         assert r.returncode == 0, r.stderr
-        assert "an ensemble of 2 taggers" in r.stdout
+        assert "recipe tiny (2 taggers)" in r.stdout
     assert (tmp_path / "x.pt").read_bytes() == (tmp_path / "y.pt").read_bytes()
+    model = Detector.load(tmp_path / "x.pt")
+    assert len(model.members) == 1 and model.training["ensemble"]["seeds"] == [0, 1]
+    assert model.training["recipe"] == "tiny"
+    assert len(list((tmp_path / "cache" / "detect").glob("*.pt"))) == 2  # each tagger cached by its inputs
     bench = tmp_path / "b"
     assert main(["build", "--out", str(bench), "--clips", "30", "--queries-per-task", "2", "--quiet"]) == 0
     assert main(["detect", "run", str(tmp_path / "x.pt"), str(bench), "--out", str(tmp_path / "ev.parquet"), "--quiet"]) == 0
     assert (tmp_path / "ev.parquet").is_file()
 
 
-def test_taggers_that_cannot_be_averaged_are_refused(pair, tmp_path, capsys):
+def test_taggers_that_cannot_be_averaged_are_refused(pair, tmp_path):
     root, (a, b) = pair
     other = tmp_path / "five.pt"
     train("procedural", _cfg(2, labels=5), progress=False).save(other)
-    assert main(["detect", "ensemble", str(a), str(other), "--out", str(tmp_path / "e.pt")]) == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "labels differ" in err
-    assert not (tmp_path / "e.pt").exists()
-    assert main(["detect", "ensemble", str(a), "--out", str(tmp_path / "e.pt")]) == 2
-    assert "at least two" in capsys.readouterr().err
-    assert main(["detect", "ensemble", str(a), str(b), "--out", str(a)]) == 2  # never over an input
-    assert Detector.load(a).members == []
+    with pytest.raises(UserError, match="labels differ"):
+        combine([Detector.load(a), Detector.load(other)], [a, other])
+    with pytest.raises(ValueError, match="at least two"):
+        combine([Detector.load(a)])
     from reasonaudio.detect.prototypes import build
 
-    with pytest.raises(UserError, match="before `detect ensemble`"):
+    with pytest.raises(UserError, match="before the ensemble"):
         build(combine([Detector.load(a), Detector.load(b)], [a, b]), "procedural")
 
 

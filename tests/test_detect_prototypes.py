@@ -1,11 +1,11 @@
-"""Prototype heads (`detect prototypes`, issue 21): every trained label scored by cosine to
-prototypes of its training recordings instead of the linear head.
+"""Prototype heads (a recipe's `[prototypes]` stage): every trained label also scored by cosine to
+prototypes of its training recordings, averaged with the linear head.
 
 A tagger trained for seconds on eight procedural sounds, two recordings each (noise seeds 0 and
 1; one of each held out for validation), gets prototype heads; an isolated recording is then
 found under its own label at the right time, the heads survive the model file, recordings held
-out for validation are left out unless asked for, the same command writes the same bytes, and
-bad input is one clear error.
+out for validation are left out unless asked for, the same build writes the same bytes, and bad
+input is one clear error.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path, reco
     assert len(detector.library["valid_atom_ids"]) == len(recordings.FAMILIES)  # one recording of each label held out
     out = build(detector, str(root / "lib"), clips=16)
     p = out.prototypes
-    assert p["mode"] == "prototypes" and p["settings"]["recordings"] == len(recordings.FAMILIES)  # the held-out ones left out
-    assert sorted(p["label"]) == list(range(len(recordings.FAMILIES))) and len(p["centre"]) == len(recordings.FAMILIES)
+    assert p.settings["recordings"] == len(recordings.FAMILIES)  # the held-out ones left out
+    assert sorted(p.label) == list(range(len(recordings.FAMILIES))) and len(p.centre) == len(recordings.FAMILIES)
     assert all(np.array_equal(out.state_dict[k].numpy(), v.numpy()) for k, v in detector.state_dict.items())
     loaded = Detector.load(out.save(tmp_path / "p.pt"))
     assert loaded.prototypes == p
@@ -56,15 +56,13 @@ def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path, reco
     best = index.table().sort("confidence", descending=True).row(0, named=True)
     assert best["label"] == lib.labels[k] and abs(best["onset_s"] - 2.0) < 0.5
     head = detect(detector, [tmp_path / "one.wav"], ["one"], progress=False)
-    assert not np.array_equal(head.presence, index.presence)  # the prototypes, not the linear head, scored it
+    assert not np.array_equal(head.presence, index.presence)  # the prototypes joined the linear head
 
 
-def test_include_valid_per_label_and_both(trained, recordings):
+def test_include_valid(trained, recordings):
     root, detector, _ = trained
     every = build(detector, str(root / "lib"), clips=16, include_valid=True)
-    assert every.prototypes["settings"]["recordings"] == 2 * len(recordings.FAMILIES) and len(every.prototypes["vectors"]) == 2 * len(recordings.FAMILIES)
-    per_label = build(detector, str(root / "lib"), clips=16, include_valid=True, per="label", mode="both")
-    assert len(per_label.prototypes["vectors"]) == len(recordings.FAMILIES) and per_label.prototypes["mode"] == "both"
+    assert every.prototypes.settings["recordings"] == 2 * len(recordings.FAMILIES) and len(every.prototypes.vectors) == 2 * len(recordings.FAMILIES)
 
 
 def test_prototypes_refuse_bad_input(trained, tmp_path, recordings):
@@ -73,28 +71,16 @@ def test_prototypes_refuse_bad_input(trained, tmp_path, recordings):
     other.save(tmp_path / "other")
     with pytest.raises(UserError, match="not the library this model was trained on"):
         build(detector, str(tmp_path / "other"))
-    with pytest.raises(UserError, match="--mode"):
-        build(detector, str(root / "lib"), mode="linear")
-    with pytest.raises(UserError, match="--quantile"):
-        build(detector, str(root / "lib"), quantile=100.0)
 
 
-def test_cli_prototypes_same_command_same_bytes(trained, tmp_path, capsys, recordings):
-    from reasonaudio.cli import main
-
+def test_prototypes_same_build_same_bytes_and_a_wrong_library_is_refused(trained, tmp_path):
     root, detector, _ = trained
-    model = detector.save(tmp_path / "m.pt")
-    r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "prototypes", str(model), str(root / "lib"),
-                        "--out", str(tmp_path / "a.pt")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert f"{len(recordings.FAMILIES)} prototypes (recording)" in r.stdout
-    # the same command in this process writes the same bytes
-    assert main(["detect", "prototypes", str(model), str(root / "lib"), "--out", str(tmp_path / "b.pt")]) == 0
-    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
-    capsys.readouterr()
-    assert main(["detect", "prototypes", str(model), str(tmp_path / "nope"), "--out", str(tmp_path / "c.pt")]) == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "c.pt").exists()
+    model = detector.save(tmp_path / "m.pt")  # the same build from the same file twice: the same bytes
+    a = build(Detector.load(model), str(root / "lib"), clips=16).save(tmp_path / "a.pt")
+    b = build(Detector.load(model), str(root / "lib"), clips=16).save(tmp_path / "b.pt")
+    assert a.read_bytes() == b.read_bytes()
+    with pytest.raises(UserError):
+        build(detector, str(tmp_path / "nope"))
 
 
 def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
@@ -105,8 +91,10 @@ def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
     x = torch.randn(3, 64, 200)
     a, b = spec_augment(x, 7), spec_augment(x, 7)
     assert torch.equal(a, b) and not torch.equal(a, x) and not torch.equal(a, spec_augment(x, 8))
-    cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--spec-augment",
-           "--dropout", "0.3", "--quiet"]
+    recipe = tmp_path / "masks.toml"
+    recipe.write_text('format = "reasonaudio-detect-recipe/1"\n[tagger]\nspec_augment = true\ndropout = 0.3\n')
+    cmd = ["procedural", "--recipe", str(recipe), "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16",
+           "--valid-clips", "4", "--quiet"]
     r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", *cmd, "--out", str(tmp_path / "s0.pt")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -117,50 +105,19 @@ def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
     d = Detector.load(tmp_path / "s0.pt")
     assert d.training["config"]["spec_augment"] is True and d.net_config.dropout == 0.3
     assert TrainConfig().key() == TrainConfig(spec_augment=False, dropout=0.0).key() != TrainConfig(dropout=0.3).key()
-    with pytest.raises(UserError, match="--dropout"):
+    with pytest.raises(UserError, match="dropout"):
         train("procedural", TrainConfig(steps=1, dropout=1.0), progress=False)
-    with pytest.raises(UserError, match="--front-end logmel"):
-        train("procedural", TrainConfig(steps=1, spec_augment=True, front_end="aisfx"), progress=False)
 
 
-def test_augment_variants_changes_the_recordings_but_adds_no_bed_or_room(trained):
-    from reasonaudio.detect.augment import AugmentConfig
-    from reasonaudio.detect.data import MixtureSource
-
-    _, _, lib = trained
-    src = MixtureSource(lib, hop_out=320)
-    cfg = AugmentConfig.variants()
-    n_out = lambda n: n // 320 + 1  # noqa: E731
-    waves, targets = src.batch(4, 123, n_out, augment=cfg)
-    again, _ = src.batch(4, 123, n_out, augment=cfg)
-    plain, _ = src.batch(4, 123, n_out)
-    assert np.array_equal(waves, again) and not np.array_equal(waves, plain)
-    # no bed and no room: every frame outside the events is silent (a bed or a reverberation tail would fill them)
-    silent = targets.max(axis=1) == 0  # [B, J]
-    for b in range(len(waves)):
-        frames = np.abs(waves[b][: (len(waves[b]) // 320) * 320]).reshape(-1, 320).max(axis=1)
-        quiet = silent[b, 1 : len(frames) - 1] & silent[b, : len(frames) - 2] & silent[b, 2 : len(frames)]
-        assert quiet.any() and np.all(frames[1 : len(frames) - 1][quiet] == 0.0)
-    with pytest.raises(SystemExit):
-        from reasonaudio.cli import main
-
-        main(["detect", "train", "procedural", "--augment", "rooms"])
-
-
-def test_prototypes_of_a_model_trained_on_two_libraries(tmp_path, capsys, recordings):
+def test_prototypes_of_a_model_trained_on_two_libraries(tmp_path, recordings):
     # `detect train PACK EXTRA` models: their prototypes come from the same libraries, in that order
-    from reasonaudio.cli import main
-
     lib = recordings.two_recordings_per_label()
     n = len(recordings.FAMILIES)
     lib.subset(list(range(n))).save(tmp_path / "a")
     lib.subset(list(range(n, 2 * n))).save(tmp_path / "b")
     cfg = TrainConfig(steps=4, batch=4, channels=16, crop_s=4.0, valid_clips=4, checks=1, valid_fraction=0.0)
     model = train([str(tmp_path / "a"), str(tmp_path / "b")], cfg, progress=False).save(tmp_path / "m.pt")
-    args = ["detect", "prototypes", str(model), str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "p.pt")]
-    assert main(args) == 0
-    assert Detector.load(tmp_path / "p.pt").prototypes["settings"]["recordings"] == 2 * n
-    capsys.readouterr()
-    assert main(["detect", "prototypes", str(model), str(tmp_path / "a"), "--out", str(tmp_path / "q.pt")]) == 2
-    err = capsys.readouterr().err
-    assert "in its order" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "q.pt").exists()
+    detector = Detector.load(model)
+    assert build(detector, [str(tmp_path / "a"), str(tmp_path / "b")], clips=8).prototypes.settings["recordings"] == 2 * n
+    with pytest.raises(UserError, match="in its order"):
+        build(detector, [str(tmp_path / "a")])

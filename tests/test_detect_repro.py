@@ -1,5 +1,5 @@
 """Detector training is reproducible, validated on unheard recordings, augmented, and takes
-several libraries (issue 21)."""
+several libraries."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ pytest.importorskip("scipy")
 from reasonaudio.atoms import AtomLibrary  # noqa: E402
 from reasonaudio.detect.augment import AugmentConfig, room_ir, scene, speed, stretch, variant  # noqa: E402
 from reasonaudio.detect.model import Detector  # noqa: E402
-from reasonaudio.detect.train import TrainConfig, _open, open_library, split_validation, train  # noqa: E402
+from reasonaudio.detect.library import open_parts  # noqa: E402
+from reasonaudio.detect.train import TrainConfig, open_library, split_validation, train  # noqa: E402
 from reasonaudio.errors import UserError  # noqa: E402
 
 SR = 16000
@@ -28,8 +29,8 @@ def _cli(*args, env=None):
 
 
 def test_same_command_same_model_bytes_and_another_seed_differs(tmp_path):
-    # the issue's command, with the augmentation on (its draws must be seeded too)
-    cmd = ["procedural", "--steps", "20", "--batch", "4", "--labels", "20", "--seed", "3", "--augment", "--quiet"]
+    # the scenes recipe: the augmentation's draws must be seeded too
+    cmd = ["procedural", "--recipe", "scenes", "--steps", "20", "--batch", "4", "--labels", "20", "--seed", "3", "--quiet"]
     runs = [_cli(*cmd, "--out", str(tmp_path / f"m{k}.pt")) for k in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[0].stderr
     assert (tmp_path / "m0.pt").read_bytes() == (tmp_path / "m1.pt").read_bytes()
@@ -37,13 +38,14 @@ def test_same_command_same_model_bytes_and_another_seed_differs(tmp_path):
     assert other.returncode == 0, other.stderr
     d = Detector.load(tmp_path / "m0.pt")
     assert d.training["config"]["seed"] == 3 and d.training["config"]["augment"]["enabled"] is True
-    assert d.training["config"]["augment"]["renderer"] == "scene"  # a bare --augment: the core's scene renderer
+    assert d.training["config"]["augment"]["renderer"] == "scene"  # the core's scene renderer
     assert "train_seconds" not in d.training  # wall-clock figures stay out of the model bytes
 
 
 def test_training_bytes_do_not_depend_on_the_thread_setting(tmp_path):
     # training fixes its thread count (train.TRAIN_THREADS); REASONAUDIO_TORCH_THREADS is for detection
-    cmd = ["procedural", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--augment", "--quiet"]
+    cmd = ["procedural", "--recipe", "scenes", "--steps", "4", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4",
+           "--quiet"]
     for t in (1, 2):
         r = _cli(*cmd, "--out", str(tmp_path / f"t{t}.pt"), env={"REASONAUDIO_TORCH_THREADS": str(t)})
         assert r.returncode == 0, r.stderr
@@ -57,12 +59,12 @@ def test_the_wall_clock_is_a_safety_stop_that_fails(tmp_path):
     assert not out.exists()
 
 
-def test_help_defaults_match_the_code():
+def test_train_help_fits_on_one_screen_and_names_the_recipes():
     r = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "--help"], capture_output=True, text=True)
-    d = TrainConfig()
-    text = " ".join(r.stdout.split())
-    assert f"(default {d.steps})" in text and f"(default {d.batch})" in text and f"(default {d.channels})" in text
-    assert "safety stop" in text
+    assert r.returncode == 0 and len(r.stdout.splitlines()) <= 45
+    options = {w.split()[0] for w in r.stdout.split("options:")[1].splitlines() if w.strip().startswith("--")}
+    assert len(options) <= 15
+    assert "auto|procedural|scenes|recordings|FILE.toml" in r.stdout and "safety stop" in " ".join(r.stdout.split())
 
 
 def _multi(tmp_path, name, n_labels=4, per_label=3, gain=1.0, phrase_suffix=""):
@@ -123,7 +125,7 @@ def test_adding_a_library_leaves_the_first_ones_held_out_recordings_unchanged(tm
     a = _multi(tmp_path, "a", per_label=4)
     b = _multi(tmp_path, "b", per_label=3, gain=0.7)
     alone = split_validation(open_library(a, SR), a, 0.25, seed=0)[1]
-    lib, _, origins = _open([a, b], SR)
+    lib, _, origins = open_parts([a, b], SR)
     _, both, what = split_validation(lib, [a, b], 0.25, seed=0, origins=origins)
     from_a = [x for x, o in zip(both.atom_ids, [origins[lib.atom_ids.index(x)] for x in both.atom_ids]) if o == 0]
     assert from_a == list(alone.atom_ids)
@@ -159,48 +161,40 @@ def test_augmentations_change_the_sound_as_documented():
     assert 8.0 < snr < 12.5  # the bed sits 10 dB under the events (the drift is normalised over the clip)
 
 
-def test_the_default_2d_halftime_stem_is_recorded_and_1d_keeps_earlier_bytes_and_cache_keys(tmp_path):
-    # stop 31: the default stem is "2d-halftime" (convolutions over (band, frame) before the 1-D
-    # stem); `--stem 1d` is the tagger every model before the option had: its file names no stem,
-    # and its cache key is the one the default had then, so `detect:LIB` caches of then still serve it
+def test_the_stem_is_recorded_and_an_earlier_model_file_migrates(tmp_path):
+    import torch
+
+    from reasonaudio.detect.infer import detect
+    from reasonaudio.detect.model import FORMAT, migrate
+
     cmd = ["procedural", "--steps", "3", "--batch", "4", "--labels", "6", "--channels", "16", "--valid-clips", "4", "--quiet"]
     r = _cli(*cmd, "--out", str(tmp_path / "m2.pt"))
     assert r.returncode == 0, r.stderr
-    r = _cli(*cmd, "--stem", "1d", "--out", str(tmp_path / "m1.pt"))
-    assert r.returncode == 0, r.stderr
-    two, one = Detector.load(tmp_path / "m2.pt"), Detector.load(tmp_path / "m1.pt")
+    two = Detector.load(tmp_path / "m2.pt")
     assert two.net_config.stem == "2d-halftime" and two.training["config"]["stem"] == "2d-halftime"
-    assert "stem" not in one.net_config.to_dict() and "stem" not in one.training["config"]
-    assert any(k.startswith("stem2d.") for k in two.state_dict) and not any(k.startswith("stem2d.") for k in one.state_dict)
-    from dataclasses import asdict
-
-    def key_before_the_option(config):  # TrainConfig.key() as it was when every model had the 1-D stem
-        import hashlib
-        import json
-
-        d = asdict(config)
-        for name in ("max_seconds", "spec_augment", "dropout", "overlap_weight", "overlap_fraction", "valid_seed", "stem"):
-            d.pop(name)
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
-
-    from dataclasses import replace
-
-    default = TrainConfig()
-    # `--stem 1d --overlap-fraction 0.4` is the default of before both options
-    assert replace(default, stem="1d", overlap_fraction=0.4).key() == key_before_the_option(default)
-    assert len({default.key(), replace(default, stem="1d").key(), replace(default, stem="2d").key()}) == 3
-    from reasonaudio.detect.infer import detect
-
+    assert any(k.startswith("stem2d.") for k in two.state_dict)
+    # a file of the first format (no stem named: the 1-D stem) loads through migrate, and runs
+    payload = torch.load(tmp_path / "m2.pt", weights_only=True)
+    assert payload["format"] == FORMAT
+    one = train("procedural", TrainConfig(steps=1, batch=2, labels=4, channels=8, valid_clips=2, checks=1, stem="1d"), progress=False)
+    old = {**one._payload(), "format": "reasonaudio-detector/1"}
+    old["net"] = {k: v for k, v in old["net"].items() if k not in ("stem", "dropout")} | {"gru": 0, "front_end": "logmel"}
+    torch.save(old, tmp_path / "old.pt")
+    loaded = Detector.load(tmp_path / "old.pt")
+    assert loaded.net_config.stem == "1d" and migrate(migrate(old)) == migrate(old)
     lib = AtomLibrary.procedural()
     clip = np.zeros(6 * SR, np.float32)
     clip[SR : SR + len(lib.audio(0))] = lib.audio(0)[: 5 * SR]
     import soundfile as sf
 
     sf.write(tmp_path / "c.wav", clip, SR)
-    index = detect(two, [tmp_path / "c.wav"], ["c"], progress=False)
-    assert index.presence.shape == (1, len(two.labels)) and np.isfinite(index.presence).all()
-    bad = _cli(*cmd, "--stem", "3d", "--out", str(tmp_path / "x.pt"))
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr and not (tmp_path / "x.pt").exists()
+    for model in (two, loaded):
+        index = detect(model, [tmp_path / "c.wav"], ["c"], progress=False)
+        assert index.presence.shape == (1, len(model.labels)) and np.isfinite(index.presence).all()
+    # what the current format cannot hold is refused in one line
+    torch.save({**old, "net": {**old["net"], "gru": 96}}, tmp_path / "gru.pt")
+    with pytest.raises(UserError, match="recurrent layer"):
+        Detector.load(tmp_path / "gru.pt")
 
 
 @pytest.mark.parametrize("frames", [499, 500, 7])

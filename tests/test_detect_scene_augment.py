@@ -1,4 +1,4 @@
-"""Training mixtures drawn with the scene machinery (issue 21): `--augment scene` renders every
+"""Training mixtures drawn with the scene machinery (the `scenes` recipe): `augment = "scene"` renders every
 clip through the core's scene renderer (beds at an exact per-event SNR, simulated rooms, per-event
 pitch), keeps the labels of the dry events, is reproducible and is recorded in the model."""
 

@@ -66,7 +66,7 @@ class AtomError(CoreError, ValueError):
     """Input the atom library functions refuse (a sample rate too low, non-finite samples)."""
 
 
-def require(module: str, extra: str | None, purpose: str, hint: str | None = None):
+def require(module: str, extra: str | None = "models", purpose: str = "this model", hint: str | None = None):
     """Import the optional package `module` or raise a one-line `UserError` naming what needs it
     and how to install it: the one way reasonaudio imports an optional dependency, so that a missing
     package is exit 2 with an install hint, never an internal error with a traceback.

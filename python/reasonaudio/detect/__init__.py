@@ -1,16 +1,14 @@
-"""Sound-event detection for detect-then-reason retrieval (`--model detect:LIB_OR_MODEL`).
+"""Sound-event detection for detect-then-reason retrieval (`detect train|run|enrol`, `--model detect:LIB_OR_MODEL`).
 
-features (log-mel) [+ pretrained (optional aiSFX CNN embeddings)] -> model (frame tagger, model
-file) -> data (training mixtures from the Rust planner and mixer) [+ augment (recording variants,
-beds, rooms; opt-in)] -> train (reproducible by steps/batch/seed, validated on held-out
-recordings, cached by library hash) -> enrol (few-shot labels as prototypes, no retraining) [+ prototypes (every trained label scored by
-prototypes of its training recordings, alone or averaged with the head; opt-in)] [+ ensemble (several
-taggers' probabilities averaged in one model file; opt-in)] [+ aisfx_heads (the pretrained aiSFX
-CNN's label scores mixed into the trained labels'; opt-in)] ->
-infer (event index of a corpus) -> postprocess (median filter, thresholds, gaps) -> rank
-(template grammar + Rust engine, graded score) -> metrics (SED metrics via sed_scores_eval) ->
-errors (which perception error costs which task). torch is imported only inside the functions
-that need it.
+By role: recipe (what to train: the shipped TOML recipes, TrainConfig) -> library (atom libraries
+and their validation split) -> data, augment (training mixtures from the Rust planner and mixer)
+-> features, pretrained (log-mel; the pretrained aiSFX CNN) -> model (the network, the model file,
+`frame_probabilities`: the one forward pass) -> heads built beside a trained tagger (prototypes,
+ensemble, aisfx_heads, enrol) -> train (a tagger; a recipe's stages) -> infer (event index of a
+corpus) -> postprocess (median filter, thresholds, gaps) -> rank (template grammar + Rust engine,
+graded score) -> metrics (SED metrics) -> errors (which perception error costs which task).
+Inference and the heads never import the training module; torch is imported only inside the
+functions that need it.
 """
 
 
@@ -29,30 +27,39 @@ def torch_module():
     return require("torch", "detect", "the sound-event detector (PyTorch)")
 
 
-def torch_device(name: str | None, option: str = "--device") -> str:
-    """The torch device to run on: `name` checked before any work (a typo or `cuda` on a machine
-    without a GPU failed deep inside torch, after loading or training), or cuda when a GPU is
-    visible, else cpu."""
-    import re
+#: Training runs on one thread whatever REASONAUDIO_TORCH_THREADS says: intra-op parallelism splits
+#: the float reductions of convolutions differently, and 1 and 2 threads gave different weights.
+TRAIN_THREADS = 1
 
-    from reasonaudio.errors import UserError
 
-    torch = torch_module()
-    if not name:
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    match = re.fullmatch(r"(cpu|cuda|mps)(?::(\d+))?", name)
-    if match is None:
-        raise UserError(f"{option} {name}: expected cpu, cuda, cuda:N or mps")
-    kind, index = match.group(1), match.group(2)
-    if kind == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise UserError(f"{option} {name}: no CUDA GPU is visible to torch on this machine (use --device cpu)")
-        if index is not None and int(index) >= count:
-            raise UserError(f"{option} {name}: this machine has {count} CUDA GPU(s), cuda:0..cuda:{count - 1}")
-    if kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise UserError(f"{option} {name}: the Apple GPU backend (mps) is not available here")
-    return name
+def torch_threads() -> int:
+    """Intra-op threads for detection: 1 unless REASONAUDIO_TORCH_THREADS says otherwise (on a
+    loaded machine torch's thread pool spins; on a quiet one 2 threads are faster)."""
+    import os
+
+    return max(1, int(os.environ.get("REASONAUDIO_TORCH_THREADS", "1")))
+
+
+class Deterministic:
+    """torch's deterministic algorithms and a fixed thread count for the run, restored after."""
+
+    def __init__(self, threads: int):
+        self.threads = threads
+
+    def __enter__(self):
+        torch = torch_module()
+
+        self.saved = (torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
+        torch.use_deterministic_algorithms(True)
+        torch.set_num_threads(self.threads)
+        return self
+
+    def __exit__(self, *exc):
+        torch = torch_module()
+
+        torch.use_deterministic_algorithms(self.saved[0])
+        torch.set_num_threads(self.saved[1])
+        return False
 
 
 def check_model_or_library(spec: str) -> None:

@@ -1,48 +1,37 @@
-"""aiSFX label heads: the pretrained sound-effects CNN's view of each trained label, fused with the tagger's.
+"""The aiSFX head: the pretrained sound-effects CNN's view of each trained label, mixed with the tagger's.
 
-Issue 21: on the Debian pack the tagger names unheard recordings of 110 labels, 80 of them with one
-training recording, and its Acc@1 there stalled near 44-49 % whatever it was trained with. The
-pretrained aiSFX CNN (`detect.pretrained`, trained on nine sound-effects libraries) never saw the
-pack, and errs elsewhere. So the trained tagger is kept and each trained label's frame probability p
-is mixed with an aiSFX score a, computed at each aiSFX frame (every 186 ms) from the frame's embedding
-standardised by the training data's mean and deviation, then interpolated to the tagger's frames.
-Two heads give a:
+Where a label has few recordings, a tagger names unheard recordings of it poorly; the pretrained
+aiSFX CNN (`detect.pretrained`, trained on nine sound-effects libraries) never heard the library and
+errs elsewhere. So the trained tagger is kept and each trained label's frame probability p is mixed
+with a score a from a small network (the aiSFX frame and its two neighbours -> 512 ReLU units -> one
+sigmoid per label) fitted on aiSFX embeddings of mixtures of the library's training recordings,
+drawn by the tagger's own `MixtureSource` with per-recording variants (level, EQ, speed, stretch),
+rooms and beds, 60 % overlapping; targets are the share of each aiSFX frame's 186 ms during which a
+label sounds. Each frame's embedding is standardised by the training data's mean and deviation; the
+scores are interpolated to the tagger's frames and mixed as (1 - w) p + w a, so aiSFX can also name
+a sound the tagger misses. A label without a training recording keeps p.
 
-- ``trained`` (the default): a small network (the frame and its two neighbours -> 512 ReLU units ->
-  one sigmoid per label) trained on aiSFX embeddings of mixtures of the library's training
-  recordings, drawn by the tagger's own `MixtureSource` with per-recording variants (level, EQ,
-  speed, stretch), rooms and beds, 60 % overlapping; targets are the share of each aiSFX frame's
-  186 ms during which a label sounds. The aiSFX CNN stays frozen; the network is fitted once, with
-  a seeded data order, in torch's deterministic mode. Fused as the mean (1 - w) p + w a, so aiSFX
-  can also name a sound the tagger misses. On the pack's development build (devb2) the head alone
-  ranks as well as the tagger (59.0 against 61.0 % Acc@1) and they err apart (docs/detect.md).
-- ``prototypes`` (stop 34): the cosine of the unit-length embedding to each label's prototype (the
-  mean over its training recordings of each recording's louder frames), softmax over the labels at
-  temperature `tau`, fused as p' = (1 - w) p + w sqrt(p a): it can veto a label the tagger hears in a
-  frame that sounds like another label, never add one (sqrt(p a) <= max(p, a), and 0 where p is 0).
-
-A label without a training recording keeps p. The aiSFX weights are read from the installed wheel
-(never stored here, CC BY 4.0): the model file holds the head (prototypes or the small network's
-weights), the standardiser and the checkpoint's sha256, checked at load. The cost is an aiSFX pass
-over every clip at detection (3-5x the tagger's time), and for the trained head about one aiSFX pass
-over each training mixture at build time (docs/detect.md).
+The aiSFX CNN stays frozen; the network is fitted once, with a seeded data order, in torch's
+deterministic mode, and cached by its inputs (`build_cached`): it depends on the training
+recordings, their labels and the rate, never on the tagger, so every tagger of a library shares
+it. The aiSFX weights are read from the installed wheel (never stored here, CC BY 4.0): the model
+file holds the small network's weights, the standardiser and the checkpoint's sha256, checked at
+load. Detection costs an aiSFX pass over every clip (3-5x the tagger's time).
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from reasonaudio.detect import torch_module, unit_rows
+from reasonaudio.detect import TRAIN_THREADS, Deterministic, torch_module
 from reasonaudio.errors import UserError
 
-HEADS = ("trained", "prototypes")
-#: How each head's score a joins the tagger's probability p (the prototypes' softmax is a vote among
-#: labels, fit to veto; the trained head's sigmoids are per-label probabilities, fit to average).
-FUSION = {"trained": "mean", "prototypes": "geometric"}
-LOUD_QUANTILE = 0.3  # a recording's frames above this quantile of activation make its prototype
 POOLING = 8  # the CNN's three 2x poolings: one embedding per 8 STFT frames
 #: Training mixtures of the head: seeds far from the tagger's training (2^40 + k, k < 2^20) and
 #: validation (2^40 + 2^20) streams, so the head never sees the tagger's own validation mixtures.
@@ -66,6 +55,29 @@ class HeadConfig:
     lr: float = 1e-3
     weight_decay: float = 1e-4
     seed: int = 0
+
+
+@dataclass(frozen=True)
+class AisfxHead:
+    """The pretrained aiSFX CNN's label scores, from a small network fitted on its embeddings of
+    training mixtures (detect.aisfx_heads), mixed into the trained labels' probabilities as
+    (1 - weight) p + weight a. The aiSFX weights stay in the installed wheel (checkpoint_sha256)."""
+
+    network: dict  # the small network's state dict
+    known: list  # [L] whether a label had a training recording (the others keep p)
+    mean: list  # [512] standardiser of the aiSFX embeddings
+    std: list  # [512]
+    weight: float  # aiSFX's share of the mix
+    checkpoint_sha256: str
+    attribution: str
+    settings: dict  # how it was built (mixtures, epochs, context, hidden, …)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # the network's tensors kept as they are
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AisfxHead":
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
 
 def embed(front, wave: np.ndarray) -> np.ndarray:
@@ -96,87 +108,62 @@ def _network(d_in: int, hidden: int, n_out: int):
     return nn.Sequential(nn.Dropout(0.1), nn.Linear(d_in, hidden), nn.ReLU(), nn.Dropout(0.3), nn.Linear(hidden, n_out))
 
 
-def _check_joining(detector, weight: float | None) -> None:
-    """The model the heads join, and aiSFX's share of the mix (None: the heads' own)."""
-    if weight is not None and not 0.0 < weight <= 1.0:
-        raise UserError(f"--weight must be within (0, 1], got {weight}")
-    if detector.enrolled:
-        raise UserError("this model has enrolled labels: add aiSFX heads before enrolling")
+def build(detector, library_spec, *, weight: float = 0.3, include_valid: bool = False, config: HeadConfig | None = None,
+          progress: bool = False):
+    """A copy of `detector` whose trained labels are also scored by the aiSFX head, fitted on
+    `library_spec`'s training recordings (the library it was trained on)."""
+    head = build_head(detector, library_spec, include_valid=include_valid, config=config, progress=progress)
+    return detector.replaced(aisfx=AisfxHead(**head, weight=weight))
 
 
-def build(detector, library_spec, *, head: str = "trained", weight: float = 0.3, tau: float = 0.05,
-          include_valid: bool = False, config: HeadConfig | None = None, progress: bool = False):
-    """A copy of `detector` whose trained labels are also scored by aiSFX, from `library_spec`'s
-    training recordings (the library it was trained on): a `head` of HEADS."""
+def _inputs(detector, library, include_valid: bool, config: HeadConfig) -> dict:
+    """Everything the head depends on: the cache key's contents."""
+    from reasonaudio.detect.data import library_hash
+    from reasonaudio.detect.pretrained import checkpoint_sha256
+
+    n_labels = detector.net_config.n_labels
+    return {"library": library_hash(library), "labels": list(detector.labels[:n_labels]), "rate": detector.features.sample_rate,
+            "include_valid": include_valid, "config": asdict(config), "checkpoint": checkpoint_sha256(), "format": 2}
+
+
+def build_head(detector, library_spec, *, include_valid: bool = False, config: HeadConfig | None = None, progress: bool = False,
+               cache: bool = False, log=None) -> dict:
+    """The head's fields of `model.AisfxHead` (without its weight). With `cache`, read from or
+    written to the user's cache, keyed by the head's inputs."""
+    from reasonaudio.detect.library import trained_library
     from reasonaudio.detect.pretrained import ATTRIBUTION, AisfxFrontEnd, checkpoint_sha256
-    from reasonaudio.detect.train import trained_library
 
-    if head not in HEADS:
-        raise UserError(f"unknown aiSFX head {head!r}: expected one of {', '.join(HEADS)}")
-    _check_joining(detector, weight)
-    if not tau > 0.0:
-        raise UserError(f"--tau must be positive, got {tau}")
+    if detector.enrolled:
+        raise UserError("this model has enrolled labels: add the aiSFX head before enrolling")
+    config = config or HeadConfig()
     library = trained_library(detector, library_spec, include_valid=include_valid)
     if not len(library):
-        raise UserError("no training recording left to build aiSFX heads from")
-    front = AisfxFrontEnd(detector.features)
-    if head == "trained":
-        fields = _trained(detector, library, front, config or HeadConfig(), progress)
-        fields = {"head": "trained", "fusion": FUSION["trained"], "weight": weight, **fields}
-    else:
-        fields = {"weight": weight, "tau": tau, **_prototypes(detector, library, front)}  # stop 34's files, key for key
+        raise UserError("no training recording left to build the aiSFX head from")
+    torch = torch_module()
+    path = None
+    if cache:
+        from reasonaudio.io.cache import cache_dir
+
+        key = hashlib.sha256(json.dumps(_inputs(detector, library, include_valid, config), sort_keys=True).encode()).hexdigest()[:16]
+        path = cache_dir("detect") / f"aisfx-head-{key}.pt"
+        if path.is_file():
+            try:
+                return torch.load(path, map_location="cpu", weights_only=True)
+            except Exception:  # an entry that cannot be read is rebuilt (io.cache)
+                pass
+        if log is not None:
+            log(f"building the aiSFX head ({config.mixtures} mixtures, {config.epochs} epochs); cached at {path}")
+    fields = _trained(detector, library, AisfxFrontEnd(detector.features), config, progress)
     settings = {"recordings": len(library), "include_valid": include_valid, **fields.pop("settings")}
-    return detector.replaced(aisfx={**fields, "checkpoint_sha256": checkpoint_sha256(), "attribution": ATTRIBUTION, "settings": settings})
+    head = {**fields, "checkpoint_sha256": checkpoint_sha256(), "attribution": ATTRIBUTION, "settings": settings}
+    if path is not None:
+        from reasonaudio.io.outputs import write_atomic
 
-
-def reuse(detector, source, library_spec, *, include_valid: bool = False, weight: float | None = None):
-    """A copy of `detector` with `source`'s aiSFX heads, built for another tagger of the same library.
-
-    Neither head reads the tagger's weights: both come from the training recordings (the library,
-    which of them were held out, the rate they are read at) and the trained labels' order. So the
-    heads one build made (about 20 min of CPU for the trained head) serve every tagger of that
-    library: each seed of an ensemble, the ensemble itself. What they depend on must match, and
-    `library_spec` must be the library both were trained on; `weight` replaces aiSFX's share."""
-    from reasonaudio.detect.train import trained_library
-
-    if not source.aisfx:
-        raise UserError("--head-from: that model file has no aiSFX heads (build them with `detect aisfx`)")
-    _check_joining(detector, weight)
-    n_labels = detector.net_config.n_labels
-    if source.net_config.n_labels != n_labels or list(source.labels[:n_labels]) != list(detector.labels[:n_labels]):
-        raise UserError("--head-from: its heads score other trained labels (or another order) than this model's")
-    if source.features.sample_rate != detector.features.sample_rate or source.library.get("hash") != detector.library.get("hash"):
-        raise UserError("--head-from: its heads were built from another library (or another rate) than this model was trained on")
-    built_with_valid = bool(source.aisfx["settings"]["include_valid"])
-    if include_valid != built_with_valid:
-        raise UserError(f"--head-from: its heads were built {'with' if built_with_valid else 'without'} the validation recordings: "
-                        f"{'give' if built_with_valid else 'leave out'} --include-valid")
-    if not include_valid and sorted(source.library.get("valid_atom_ids") or []) != sorted(detector.library.get("valid_atom_ids") or []):
-        raise UserError("--head-from: its tagger held out other validation recordings than this one (train both with the same "
-                        "--valid-seed, or build the heads with --include-valid)")
-    trained_library(detector, library_spec, include_valid=include_valid)  # the library given is the one both were trained on
-    return detector.replaced(aisfx={**source.aisfx, **({} if weight is None else {"weight": weight})})
-
-
-def _prototypes(detector, library, front) -> dict:
-    n_labels = detector.net_config.n_labels
-    index = {lab: k for k, lab in enumerate(detector.labels[:n_labels])}
-    per_recording = [(index[library.labels[i]], embed(front, library.audio(i))) for i in range(len(library))]
-    frames = np.concatenate([e for _, e in per_recording]).astype(np.float64)
-    mean, std = frames.mean(axis=0), frames.std(axis=0) + 1e-6
-    vectors = np.zeros((n_labels, frames.shape[1]))
-    for label, e in per_recording:
-        activation = e.max(axis=1)
-        loud = activation >= np.quantile(activation, LOUD_QUANTILE)
-        vectors[label] += unit_rows(unit_rows((e - mean) / std)[loud].mean(axis=0))
-    known = np.linalg.norm(vectors, axis=1) > 0
-    return {
-        "vectors": np.asarray(unit_rows(vectors), np.float32).tolist(),
-        "known": known.tolist(),
-        "mean": np.asarray(mean, np.float32).tolist(),
-        "std": np.asarray(std, np.float32).tolist(),
-        "settings": {"loud_quantile": LOUD_QUANTILE},
-    }
+        buf = io.BytesIO()
+        torch.save(head, buf)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, buf.getvalue())
+    return head
 
 
 def mixture_frames(detector, library, front, config: HeadConfig, progress: bool = False):
@@ -214,8 +201,6 @@ def mixture_frames(detector, library, front, config: HeadConfig, progress: bool 
 
 def _trained(detector, library, front, config: HeadConfig, progress: bool) -> dict:
     from tqdm.auto import tqdm
-
-    from reasonaudio.detect.train import TRAIN_THREADS, Deterministic
 
     torch = torch_module()
     if config.mixtures < 1 or config.epochs < 1:
@@ -264,33 +249,27 @@ def _trained(detector, library, front, config: HeadConfig, progress: bool) -> di
 
 
 class AisfxHeads:
-    """The fusion at detection time: `fuse(wave, probs)` for one clip."""
+    """The aiSFX head of a detector at detection time (its aiSFX CNN and small network built once):
+    `fuse(wave, probs)` for one clip."""
 
     def __init__(self, detector, device: str = "cpu"):
         from reasonaudio.detect.pretrained import AisfxFrontEnd, checkpoint_sha256
 
         torch = torch_module()
         h = detector.aisfx
-        if checkpoint_sha256() != h["checkpoint_sha256"]:
-            raise UserError("the installed aisfx wheel's checkpoint is not the one this model's aiSFX heads were built with "
-                            f"(sha256 {h['checkpoint_sha256'][:12]}…): reinstall that aisfx version or rebuild the heads")
+        if checkpoint_sha256() != h.checkpoint_sha256:
+            raise UserError("the installed aisfx wheel's checkpoint is not the one this model's aiSFX head was built with "
+                            f"(sha256 {h.checkpoint_sha256[:12]}…): reinstall that aisfx version or retrain the model")
         self.front = AisfxFrontEnd(detector.features, device)
         self.front.net = self.front.net.to(memory_format=torch.channels_last)  # about 1.5x faster on CPU, the same values to float rounding
-        self.head = h.get("head", "prototypes")  # stop 34's files name no head
-        self.fusion = h.get("fusion", FUSION[self.head])
-        self.weight = float(h["weight"])
-        self.known = np.asarray(h["known"], bool)
-        self.mean = np.asarray(h["mean"], np.float32)
-        self.std = np.asarray(h["std"], np.float32)
-        if self.head == "trained":
-            settings = h["settings"]
-            self.context = int(settings["context"])
-            self.network = _network(len(self.mean) * (2 * self.context + 1), int(settings["hidden"]), len(self.known))
-            self.network.load_state_dict(h["network"])
-            self.network.eval()
-        else:
-            self.tau = float(h["tau"])
-            self.vectors = np.asarray(h["vectors"], np.float32)
+        self.weight = float(h.weight)
+        self.known = np.asarray(h.known, bool)
+        self.mean = np.asarray(h.mean, np.float32)
+        self.std = np.asarray(h.std, np.float32)
+        self.context = int(h.settings["context"])
+        self.network = _network(len(self.mean) * (2 * self.context + 1), int(h.settings["hidden"]), len(self.known))
+        self.network.load_state_dict(h.network)
+        self.network.eval()
         self.frame_s, self.centre_s = frame_times()
         self.tagger_frame_s = detector.output_frame_s
 
@@ -300,15 +279,11 @@ class AisfxHeads:
 
     def frame_scores(self, embedding: np.ndarray) -> np.ndarray:
         """[T, known labels] aiSFX scores at aiSFX's own frames."""
+        torch = torch_module()
         z = (embedding - self.mean) / self.std
-        if self.head == "trained":
-            torch = torch_module()
-            with torch.inference_mode():
-                logits = self.network(torch.from_numpy(with_context(z, self.context).astype(np.float32)))
-            return torch.sigmoid(logits).numpy()[:, self.known]
-        cos = unit_rows(z) @ self.vectors[self.known].T
-        a = np.exp((cos - cos.max(axis=1, keepdims=True)) / self.tau)
-        return a / a.sum(axis=1, keepdims=True)
+        with torch.inference_mode():
+            logits = self.network(torch.from_numpy(with_context(z, self.context).astype(np.float32)))
+        return torch.sigmoid(logits).numpy()[:, self.known]
 
     def scores(self, embedding: np.ndarray, n_frames: int) -> np.ndarray:
         """[n_frames, known labels] aiSFX scores of a clip's embeddings on the tagger's frame grid."""
@@ -319,9 +294,7 @@ class AisfxHeads:
 
     def mix(self, p: np.ndarray, a: np.ndarray) -> np.ndarray:
         """The fused probability of the tagger's p and aiSFX's a (same shape)."""
-        if self.fusion == "mean":
-            return (1 - self.weight) * p + self.weight * a
-        return (1 - self.weight) * p + self.weight * np.sqrt(p * a)
+        return (1 - self.weight) * p + self.weight * a
 
     def fuse(self, wave: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """probs [J, labels] of one clip (trained labels first) with the known labels' mixed in."""

@@ -1,9 +1,7 @@
 """Training-time augmentation: the same sound recorded differently, so the tagger learns the sound.
 
-Issue 21: trained on mixtures of the library's recordings as they are, the tagger learned the
-recordings (frame F1 0.94 on mixtures of them, 35% Avg Acc@1 on other recordings of the same
-labels). With `--augment` (off by default: see train.TrainConfig for what it measured), each
-training step draws a fresh *variant* of every recording it uses:
+Trained on mixtures of the library's recordings as they are, a tagger learns the recordings. With
+augmentation, each training step draws a fresh *variant* of every recording it uses:
 
 - per recording: a random level (on top of the planner's event gains), an EQ of one to three
   random biquads (low shelf, high shelf, peaking; RBJ cookbook), a speed change (resampling:
@@ -14,8 +12,8 @@ training step draws a fresh *variant* of every recording it uses:
 - overlap-heavy plans: a larger share of overlap clips and a higher chance that an event lies
   over the previous one than the benchmark's defaults.
 
-With `renderer="scene"` (`--augment scene`, issue 21's "mixtures drawn with the scene
-machinery"), the mixture is rendered by the core's scene renderer (`_core.render_clip_scene`, the
+The `python` renderer (the aiSFX head's training mixtures) adds the room and bed below in Python.
+With `renderer="scene"` (the `scenes` recipe's `augment = "scene"`), the mixture is rendered by the core's scene renderer (`_core.render_clip_scene`, the
 renderer of `reasonaudio build --background/--snr/--room/--varispeed`) instead of the clean mixer plus
 the Python room and bed: per-event pitch (the core's varispeed, extents unchanged), simulated
 shoebox rooms (`reasonaudio.scene.rooms`, pyroomacoustics, convolved per event by FFT in the core)
@@ -77,18 +75,11 @@ class AugmentConfig:
 
     @classmethod
     def core_scene(cls) -> "AugmentConfig":
-        """`--augment scene`: the recording variants without resampling (pitch is the scene
+        """`augment = "scene"` in a recipe: the recording variants without resampling (pitch is the scene
         renderer's, per event), and every clip through the core's scene renderer: a bed in 85 %
         of the clips at -5..30 dB SNR (the tightest event), a simulated room in 60 %."""
         return cls(speed_probability=0.0, renderer="scene", pitch_probability=0.5, bed_probability=0.85,
                    bed_snr_db=(-5.0, 30.0), room_probability=0.6)
-
-    @classmethod
-    def variants(cls) -> "AugmentConfig":
-        """`--augment variants`: only the per-recording variants (level, EQ, speed, stretch) on the
-        clean mixer, with the benchmark's plans: no room, no bed (issue 21: a lever for unheard
-        recordings of the same sounds, without the rooms' and beds' cost on clean audio)."""
-        return cls(bed_probability=0.0, room_probability=0.0, overlap_fraction=0.4, overlap_probability=0.5)
 
     @classmethod
     def off(cls) -> "AugmentConfig":

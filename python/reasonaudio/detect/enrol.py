@@ -31,6 +31,7 @@ from reasonaudio.errors import UserError
 
 ACTIVE_DB = 30.0
 MIN_SHOTS = 2
+SILENT = 1e-4  # -80 dBFS: a recording whose every sample is below this holds no sound
 LABEL_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -45,9 +46,8 @@ def _shot_vectors(detector, waves: list[np.ndarray], device: str) -> list[np.nda
     out = []
     with torch.inference_mode():
         for w in waves:
-            x = front(torch.from_numpy(w[None]).to(device))
-            h = net.features(x)[0].T.cpu().numpy().astype(np.float64)  # [J, C']
-            mel = x[0] if isinstance(x, tuple) else x
+            mel = front(torch.from_numpy(w[None]).to(device))
+            h = net.features(mel)[0].T.cpu().numpy().astype(np.float64)  # [J, C']
             energy = mel[0].cpu().numpy().max(axis=0)  # log10 power per input frame
             energy = energy[::2][: len(h)]  # the stem's stride 2: output frame j is input frame 2j
             active = energy >= energy.max() - ACTIVE_DB / 10
@@ -64,6 +64,8 @@ def enrol(detector, label: str, phrase: str, recordings: list[np.ndarray], *, de
     """A copy of `detector` with `label` enrolled from `recordings` (mono float32 at the model's rate)."""
     if not LABEL_RE.match(label):
         raise UserError(f"--label {label!r}: use snake_case (a-z, 0-9, _), starting with a letter")
+    if not phrase.strip():
+        raise UserError(f"--phrase {phrase!r}: give the words queries use for the sound, e.g. 'a squeaky door'")
     if label in detector.labels:
         raise UserError(f"--label {label!r}: the model already has this label")
     if len(recordings) < MIN_SHOTS:
@@ -84,24 +86,24 @@ def enrol(detector, label: str, phrase: str, recordings: list[np.ndarray], *, de
     lo, hi = float(np.percentile(neg, 99.5)), float(np.percentile(pos, 20))
     centre = (lo + hi) / 2
     scale = max(0.01, (hi - lo) / 4)
-    enrolled = dict(detector.enrolled or {"labels": [], "phrases": [], "prototypes": [], "centre": [], "scale": [], "shots": []})
-    enrolled = {k: list(v) for k, v in enrolled.items()}
-    enrolled["labels"].append(label)
-    enrolled["phrases"].append(phrase)
-    enrolled["prototypes"].append([float(v) for v in prototype.astype(np.float32)])
-    enrolled["centre"].append(round(centre, 6))
-    enrolled["scale"].append(round(scale, 6))
-    enrolled["shots"].append({"n": len(recordings), "positive_p20": round(hi, 4), "background_p99_5": round(lo, 4)})
+    from reasonaudio.detect.model import EnrolledLabels
+
+    before = detector.enrolled or EnrolledLabels(labels=[], phrases=[], prototypes=[], centre=[], scale=[], shots=[])
+    enrolled = before.plus(label, phrase, [float(v) for v in prototype.astype(np.float32)], round(centre, 6), round(scale, 6),
+                           {"n": len(recordings), "positive_p20": round(hi, 4), "background_p99_5": round(lo, 4)})
     return detector.replaced(labels=[*detector.labels, label], phrases=[*detector.phrases, phrase], enrolled=enrolled)
 
 
 def read_recordings(paths: list[Path], sample_rate: int) -> list[np.ndarray]:
-    from reasonaudio.detect.infer import read_mono
+    """The enrolment recordings, mono at the model's rate; each must hold a sound (not silence)."""
+    from reasonaudio.io.audio import load_mono
 
     out = []
     for p in paths:
-        x, _ = read_mono(Path(p), sample_rate)
+        x = load_mono(Path(p), sample_rate)
         if len(x) < sample_rate // 10:
             raise UserError(f"{p}: shorter than 0.1 s; an enrolment recording must hold the sound")
+        if not np.any(np.abs(x) > SILENT):
+            raise UserError(f"{p}: silent (every sample below {SILENT:g}); an enrolment recording must hold the sound")
         out.append(x)
     return out

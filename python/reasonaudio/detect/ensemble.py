@@ -1,12 +1,10 @@
-"""Ensembles of taggers (`detect ensemble`): the mean of several taggers' trained-label probabilities.
+"""Ensembles of taggers: the mean of several taggers' trained-label probabilities.
 
-Taggers trained with other seeds err on different clips: on procedural audio two seeds lifted
-overlap Acc@1 by 4.5-7.5 points over one (the default build: 69.0 -> 76.5 %); on the Debian pack's
-unheard recordings the mean sat between its two taggers (docs/detect.md). The cost is one forward
-pass per tagger at detection time. The members must share what makes their outputs comparable: the
-vocabulary, the features, the post-processing and the training library. Prototype heads
-(`detect prototypes`) belong to a tagger's own embedding space, so they are built on each member
-before the ensemble; labels enrolled later (`detect enrol`) are scored by the first member only.
+Taggers trained with other seeds err on different clips; the cost is one forward pass per tagger
+at detection time. The members must share what makes their outputs comparable: the vocabulary,
+the features, the post-processing and the training library. Prototype heads belong to a tagger's
+own embedding space, so they are built on each member before the ensemble; labels enrolled later
+are scored by the first member only. A stage of the `recordings` recipe (`[ensemble] taggers`).
 """
 
 from __future__ import annotations
@@ -23,24 +21,24 @@ def _taggers(detector: Detector) -> list[Detector]:
     return [replace(detector, members=[]), *detector.members]
 
 
-def combine(detectors: list[Detector], names: list[str | Path]) -> Detector:
+def combine(detectors: list[Detector], names: list[str | Path] | None = None) -> Detector:
     """One model averaging the trained-label probabilities of every tagger of `detectors`
     (ensembles are flattened); the first one's record and settings describe the file."""
     if len(detectors) < 2:
-        raise UserError("detect ensemble: give at least two model files")
+        raise ValueError("an ensemble needs at least two taggers")
+    names = names if names is not None else [f"tagger {k}" for k in range(len(detectors))]
     first, first_name = detectors[0], names[0]
     for detector, name in zip(detectors, names):
         if detector.enrolled:
             raise UserError(f"{name}: has enrolled labels; ensemble the trained models first, then `detect enrol` the result")
         if detector.aisfx:
-            raise UserError(f"{name}: has aiSFX heads; ensemble the taggers first, then `detect aisfx` the result")
+            raise UserError(f"{name}: has the aiSFX head; ensemble the taggers first, then add the head")
         for what, mine, theirs in (
             ("labels", detector.labels, first.labels),
             ("phrases", detector.phrases, first.phrases),
             ("features", detector.features, first.features),
             ("post-processing", detector.post, first.post),
             ("training library (hash)", detector.library.get("hash"), first.library.get("hash")),
-            ("front end", detector.net_config.front_end, first.net_config.front_end),
         ):
             if mine != theirs:
                 raise UserError(f"{name}: its {what} differ from {first_name}'s; an ensemble's taggers must share them")

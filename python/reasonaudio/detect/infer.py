@@ -1,7 +1,7 @@
 """Run a detector over audio files: frame probabilities -> an event index of the corpus.
 
-Clips are read with soundfile (mono mix-down, resampled to the model's rate by the Rust
-resampler when they differ), sorted by length so that batches carry little padding, tagged in
+Clips are read by the package's audio reader (reasonaudio.io.audio: mono mix-down, resampled to
+the model's rate by the Rust resampler when they differ), sorted by length so that batches carry little padding, tagged in
 batches, and post-processed one by one; only the compact result (presence per label, events per
 threshold) is kept, so memory does not grow with the corpus's hours of audio.
 """
@@ -14,11 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import soundfile as sf
 
-from reasonaudio import _core
-from reasonaudio.detect import torch_module
-from reasonaudio.detect.model import Detector
+from reasonaudio.detect import torch_module, torch_threads
+from reasonaudio.detect.model import Detector, frame_probabilities
 from reasonaudio.detect.postprocess import events_of_clip, smooth
 from reasonaudio.errors import UserError
 
@@ -80,19 +78,6 @@ class EventIndex:
         )
 
 
-def read_mono(path: Path, sample_rate: int) -> tuple[np.ndarray, int]:
-    try:
-        data, rate = sf.read(path, dtype="float32", always_2d=True)
-    except Exception as err:  # soundfile raises several error types
-        raise UserError(f"{path}: cannot read audio ({err})") from None
-    x = np.ascontiguousarray(data.mean(axis=1) if data.shape[1] > 1 else data[:, 0])
-    if not np.all(np.isfinite(x)):
-        raise UserError(f"{path}: audio holds NaN or infinite samples")
-    if rate != sample_rate and len(x):
-        x = _core.resample(x, rate, sample_rate)
-    return x, rate
-
-
 def detect(
     detector: Detector,
     paths: list[Path],
@@ -110,15 +95,13 @@ def detect(
     torch = torch_module()
     from tqdm.auto import tqdm
 
-    from reasonaudio.detect.model import make_front_end
+    from reasonaudio.io.audio import audio_info, load_mono
 
     if len(paths) != len(clip_ids):
         raise ValueError("one clip id per path")
     cfg = detector.features
     sr = cfg.sample_rate
     frame_s = detector.output_frame_s
-    mel = make_front_end(detector.net_config, cfg, device)
-    net = detector.net(device)
     post = detector.post
     thresholds = tuple(sorted(set(thresholds) | {post.threshold}))
     operating = thresholds.index(post.threshold)
@@ -126,12 +109,8 @@ def detect(
     lengths = np.zeros(n, np.int64)
     rates = np.zeros(n, np.int64)
     for i, p in enumerate(paths):  # lengths from headers only, for the batching order
-        try:
-            info = sf.info(str(p))
-        except Exception as err:
-            raise UserError(f"{p}: cannot read audio ({err})") from None
-        rates[i] = info.samplerate
-        lengths[i] = int(round(info.frames * sr / info.samplerate))
+        frames, rates[i] = audio_info(p)
+        lengths[i] = int(round(frames * sr / rates[i]))
     order = np.argsort(-lengths, kind="stable")
     presence = np.zeros((n, len(detector.labels)), np.float32)
     found: list[list[tuple]] = [[] for _ in thresholds]
@@ -149,28 +128,16 @@ def detect(
         current.append(int(i))
     if current:
         batches.append(current)
-    from reasonaudio.detect.train import torch_threads
-
-    heads = None
-    if detector.aisfx:
-        from reasonaudio.detect.aisfx_heads import AisfxHeads
-
-        heads = AisfxHeads(detector, device)
     threads = torch.get_num_threads()
     torch.set_num_threads(torch_threads())
     with torch.inference_mode(), tqdm(total=n, desc="detect", unit="clip", disable=not progress) as bar:
         for batch in batches:
-            waves = [read_mono(paths[i], sr)[0] for i in batch]
-            longest = max(1, max(len(w) for w in waves))
-            x = np.zeros((len(batch), longest), np.float32)
-            for k, w in enumerate(waves):
-                x[k, : len(w)] = w
-            probs = detector.probabilities(net, mel(torch.from_numpy(x).to(device))).transpose(1, 2).float().cpu().numpy()
+            waves = [load_mono(paths[i], sr) for i in batch]
+            probs = frame_probabilities(detector, waves, device)
             for k, i in enumerate(batch):
-                w = waves[k]
+                w, p = waves[k], probs[k]
+                j = len(p)
                 durations[i] = lengths[i] / sr if rates[i] == sr else len(w) / sr
-                j = (len(w) // cfg.hop + 1 + 1) // 2 if len(w) else 0
-                p = probs[k, :j] if heads is None else heads.fuse(w, probs[k, :j])
                 live = np.flatnonzero(p.max(axis=0) >= SMOOTH_FLOOR) if j else np.zeros(0, np.int64)
                 pres, per_t = events_of_clip(p[:, live], frame_s, len(w) / sr, post, list(thresholds))
                 presence[i] = p.max(axis=0) if j else 0.0

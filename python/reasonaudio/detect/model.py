@@ -1,35 +1,41 @@
-"""The frame tagger: a small convolutional-recurrent network on log-mel frames, and its file format.
+"""The detector: the frame tagger network, its heads, its file format, and its one forward pass.
 
-Architecture (why each part): three small 2-d convolutions over (mel band, frame) (the default
-stem, `2d-halftime`) keep a sound's local time-frequency pattern wherever in frequency it lies; a
-1-d convolution over their channels (with `--stem 1d`: over the mel channels directly) follows;
-the frame rate halves to 25 fps on the way (40 ms, far finer than the benchmark's 0.25 s timing
-margin), halving the cost of all later layers; dilated residual convolutions (receptive field ~2.5 s) recognise each sound from its
-texture over time, including sounds with silent gaps (ticks, beeps); a bidirectional GRU gives every
-frame the context of the whole clip, which keeps an event's frames "on" through quiet stretches;
-per-frame sigmoid outputs are independent per label, so overlapping sounds are detected together.
+Architecture (why each part): three small 2-d convolutions over (mel band, frame) keep a sound's
+local time-frequency pattern wherever in frequency it lies, the first pooling time too (50 -> 25
+frames per second, 40 ms, far finer than the benchmark's 0.25 s timing margin, halving the cost of
+every later layer); a 1-d convolution over their channels follows; dilated residual convolutions
+(receptive field ~2.5 s) recognise each sound from its texture over time, including sounds with
+silent gaps; per-frame sigmoid outputs are independent per label, so overlapping sounds are
+detected together.
+
+Heads beside the trained weights, each optional and built after training: prototype heads
+(detect.prototypes: a trained label also scored by cosine to prototypes of its recordings), the
+other taggers of an ensemble (detect.ensemble), the pretrained aiSFX head (detect.aisfx_heads) and
+enrolled labels (detect.enrol). `frame_probabilities` applies them all, in that order: `detect
+run`, `eval --model detect:…` and the Python API get the same numbers.
 
 A model file is one `torch.save` dict of tensors and plain values (loadable with
-`weights_only=True`): the network weights, its architecture, the feature settings, the
-vocabulary (labels and phrases), the library hash it was trained on, the training record and the
-post-processing settings.
+`weights_only=True`) with a `format` version; `migrate` turns an older file's dict into the
+current one (the one place that knows earlier layouts).
 """
 
 from __future__ import annotations
 
 import io
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
 
 from reasonaudio.detect import torch_module
+from reasonaudio.detect.aisfx_heads import AisfxHead, AisfxHeads
 from reasonaudio.detect.features import FeatureConfig
 from reasonaudio.errors import UserError
 from reasonaudio.io.outputs import FileKind, write_output
 
-FORMAT = "reasonaudio-detector/1"
+FORMAT = "reasonaudio-detector/2"
+FORMATS = ("reasonaudio-detector/1", FORMAT)  # what `load` reads (migrate turns /1 into /2)
 
 
 def _is_model_file(path: Path) -> bool:
@@ -40,7 +46,7 @@ def _is_model_file(path: Path) -> bool:
     torch = torch_module()
 
     payload = torch.load(path, map_location="cpu", weights_only=True)
-    return isinstance(payload, dict) and payload.get("format") == FORMAT
+    return isinstance(payload, dict) and payload.get("format") in FORMATS
 
 
 #: an earlier model file (what --force may replace): a torch file whose payload has FORMAT
@@ -53,24 +59,14 @@ class NetConfig:
     n_mels: int = 64
     channels: int = 160
     dilations: tuple[int, ...] = (1, 2, 4, 8, 1, 2, 4, 8)
-    gru: int = 0  # hidden units per direction of a BiGRU; 0: none
-    front_end: str = "logmel"  # "aisfx": frozen pretrained CNN embeddings beside the log-mel (detect.pretrained)
     dropout: float = 0.0  # on the frame embeddings, before the head (training only)
-    # "2d": three 3x3 convolutions over (mel band, frame), each pooling frequency by 2, before the
-    # 1-D stem, so a sound shifted or coloured in frequency keeps its local pattern; "1d" (what a
-    # model file that names no stem has: every model before the option): the 64 bands are one
-    # feature vector per frame (stop 30: the tagger learns a recording's colour);
-    # "2d-halftime": the 2-D stem with its first pooling over time too (the frame rate halves there
-    # instead of in the 1-D stem's stride), so its two costly layers see half the frames; what
-    # `detect train` uses by default is TrainConfig.stem
-    stem: str = "1d"
+    #: "2d-halftime": the 2-D stem pools time by 2 at its first layer; "2d": at full time resolution
+    #: (the 1-D stem's stride halves it); "1d": no 2-D stem, the mel bands are one vector per frame
+    stem: str = "2d-halftime"
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["dilations"] = list(self.dilations)
-        for name, default in (("dropout", 0.0), ("stem", "1d")):
-            if d[name] == default:  # earlier model files have no such field: the same model, the same bytes
-                d.pop(name)
         return d
 
     @classmethod
@@ -79,13 +75,9 @@ class NetConfig:
 
 
 def make_front_end(cfg: NetConfig, features: FeatureConfig, device: str = "cpu"):
-    """The callable that turns waveforms [B, N] into the network's input."""
+    """The callable that turns waveforms [B, N] into the network's input (log-mel)."""
     from reasonaudio.detect.features import LogMel
 
-    if cfg.front_end == "aisfx":
-        from reasonaudio.detect.pretrained import AisfxFrontEnd
-
-        return AisfxFrontEnd(features, device)
     return LogMel(features, device)
 
 
@@ -125,36 +117,16 @@ def build_net(cfg: NetConfig):
                 stem_in = STEM2D_CHANNELS[-1] * (cfg.n_mels // 2 ** len(STEM2D_CHANNELS))
             self.stem = nn.Sequential(nn.Conv1d(stem_in, c, 5, stride=1 if halftime else 2, padding=2), nn.BatchNorm1d(c), nn.ReLU())
             self.blocks = nn.Sequential(*[Block(c, d) for d in cfg.dilations])
-            self.gru = nn.GRU(c, cfg.gru, batch_first=True, bidirectional=True) if cfg.gru else None
-            self.pre = None
-            if cfg.front_end == "aisfx":
-                from reasonaudio.detect.pretrained import EMBED_DIM
-
-                # the pretrained embeddings (frozen, computed by the front end) join the log-mel
-                # features after a normalisation and a 1x1 projection
-                self.pre = nn.Sequential(nn.BatchNorm1d(EMBED_DIM), nn.Conv1d(EMBED_DIM, c, 1), nn.ReLU())
-                self.fuse = nn.Conv1d(2 * c, c, 1)
-            self.head = nn.Conv1d(c + (2 * cfg.gru if cfg.gru else 0), cfg.n_labels, 1)
+            self.head = nn.Conv1d(c, cfg.n_labels, 1)
             self.drop = nn.Dropout(cfg.dropout) if cfg.dropout else None
 
         def features(self, x):  # the frame embeddings the head reads: [B, C', J]
-            emb = None
-            if isinstance(x, tuple):
-                x, emb = x
             x = self.inorm(x)
             if self.stem2d is not None:
                 x = self.stem2d(x.unsqueeze(1)).flatten(1, 2)  # [B, C2, mel / 8, F] -> [B, C2 * mel / 8, F]
-            h = self.stem(x)
-            if self.pre is not None:
-                e = torch.nn.functional.interpolate(self.pre(emb), size=h.shape[-1], mode="linear", align_corners=False)
-                h = self.fuse(torch.cat([h, e], dim=1))
-            h = self.blocks(h)
-            if self.gru is not None:
-                r, _ = self.gru(h.transpose(1, 2))
-                h = torch.cat([h, r.transpose(1, 2)], dim=1)
-            return h
+            return self.blocks(self.stem(x))
 
-        def forward(self, x):  # [B, n_mels, F] (or (mel, embeddings)) -> logits [B, n_labels, ceil(F / 2)]
+        def forward(self, x):  # [B, n_mels, F] -> logits [B, n_labels, ceil(F / 2)]
             h = self.features(x)
             return self.head(self.drop(h) if self.drop is not None else h)
 
@@ -174,6 +146,52 @@ class PostConfig:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class PrototypeHeads:
+    """Every trained label also scored by cosine to prototypes of its training recordings
+    (detect.prototypes builds them): the max over the label's prototypes of the cosine to the
+    standardised frame embedding, calibrated, averaged with the linear head's probability."""
+
+    vectors: list  # [P][C'] unit prototypes
+    label: list  # [P] the trained label each prototype belongs to
+    centre: list  # [L]
+    scale: list  # [L]
+    mean: list  # [C'] standardiser of the frame embeddings
+    std: list  # [C']
+    settings: dict  # how they were built (recordings, quantile, …)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PrototypeHeads":
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class EnrolledLabels:
+    """Labels added from a few recordings without retraining (detect.enrol): one prototype each in
+    the first tagger's embedding space, with the centre and scale of its calibration."""
+
+    labels: list
+    phrases: list
+    prototypes: list  # [K][C']
+    centre: list  # [K]
+    scale: list  # [K]
+    shots: list  # per label: {"n", "positive_p20", "background_p99_5"}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EnrolledLabels":
+        return cls(**{f.name: list(d[f.name]) for f in fields(cls)})
+
+    def plus(self, label: str, phrase: str, prototype: list, centre: float, scale: float, shot: dict) -> "EnrolledLabels":
+        return EnrolledLabels(labels=[*self.labels, label], phrases=[*self.phrases, phrase], prototypes=[*self.prototypes, prototype],
+                              centre=[*self.centre, centre], scale=[*self.scale, scale], shots=[*self.shots, shot])
+
+
 @dataclass
 class Detector:
     """A trained model with everything needed to run it and interpret its outputs."""
@@ -186,22 +204,16 @@ class Detector:
     library: dict  # {"spec", "hash", "n_atoms", "sample_rate", "exemplar_split"}
     training: dict = field(default_factory=dict)
     post: PostConfig = field(default_factory=PostConfig)
-    #: labels enrolled without retraining (detect.enrol): {"labels", "phrases", "prototypes" [K, C'],
-    #: "centre" [K], "scale" [K], "shots"}; None: none
-    enrolled: dict | None = None
+    enrolled: EnrolledLabels | None = None  # labels added without retraining (detect.enrol)
     #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
     background: object = None
-    #: prototype heads of the trained labels (detect.prototypes): {"mode", "per", "vectors" [P, C'],
-    #: "label" [P], "centre" [L], "scale" [L], "mean" [C'], "std" [C'], "settings"}; None: the linear head
-    prototypes: dict | None = None
+    prototypes: PrototypeHeads | None = None  # averaged with the linear head (detect.prototypes)
     #: the other taggers of an ensemble (detect.ensemble): same vocabulary, features and library;
     #: their trained-label probabilities are averaged with this one's. Empty: a single tagger
     members: list = field(default_factory=list)
-    #: aiSFX label heads fused with the trained labels' probabilities at detection (detect.aisfx_heads):
-    #: {"head", "fusion", "weight", "network" (trained) or "tau", "vectors" [L, 512] (prototypes), "known" [L],
-    #: "mean" [512], "std" [512], "checkpoint_sha256", "settings", …}; stop 34's files name no head
-    aisfx: dict | None = None
+    aisfx: AisfxHead | None = None  # the pretrained aiSFX CNN's scores mixed in (detect.aisfx_heads)
     _net: object = field(default=None, init=False, repr=False)
+    _aisfx_heads: object = field(default=None, init=False, repr=False)  # built on first use
     #: wall-clock figures of the run that trained this detector (not stored: they vary with load)
     run_info: dict = field(default_factory=dict, init=False, repr=False)
 
@@ -239,15 +251,15 @@ class Detector:
             "post": self.post.to_dict(),
         }
         if self.enrolled is not None:
-            payload["enrolled"] = dict(self.enrolled)
+            payload["enrolled"] = self.enrolled.to_dict()
         if self.background is not None:
             payload["background"] = self.background
         if self.prototypes is not None:
-            payload["prototypes"] = dict(self.prototypes)
+            payload["prototypes"] = self.prototypes.to_dict()
         if self.members:
             payload["members"] = [m._payload() for m in self.members]
         if self.aisfx is not None:
-            payload["aisfx"] = dict(self.aisfx)
+            payload["aisfx"] = self.aisfx.to_dict()
         return payload
 
     @classmethod
@@ -261,11 +273,11 @@ class Detector:
             library=dict(payload["library"]),
             training=dict(payload["training"]),
             post=PostConfig(**payload["post"]),
-            enrolled=dict(payload["enrolled"]) if payload.get("enrolled") else None,
+            enrolled=EnrolledLabels.from_dict(payload["enrolled"]) if payload.get("enrolled") else None,
             background=payload.get("background"),
-            prototypes=dict(payload["prototypes"]) if payload.get("prototypes") else None,
+            prototypes=PrototypeHeads.from_dict(payload["prototypes"]) if payload.get("prototypes") else None,
             members=[cls._from_payload(m) for m in payload.get("members") or []],
-            aisfx=dict(payload["aisfx"]) if payload.get("aisfx") else None,
+            aisfx=AisfxHead.from_dict(payload["aisfx"]) if payload.get("aisfx") else None,
         )
 
     def save(self, path: str | os.PathLike[str], *, inputs=(), force: bool = False) -> Path:
@@ -293,36 +305,24 @@ class Detector:
             payload = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as err:  # torch raises several error types for a foreign file
             raise UserError(f"{path}: not a reasonaudio detector model ({err.__class__.__name__}: {err})") from None
-        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        if not isinstance(payload, dict) or payload.get("format") not in FORMATS:
             found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
             raise UserError(f"{path}: not a reasonaudio detector model (format {found!r}, expected {FORMAT!r})")
-        return cls._from_payload(payload)
+        return cls._from_payload(migrate(payload, path))
 
     def _trained_probs(self, net, h):
-        """[B, trained labels, J] from this tagger's frame embeddings h: its head, its prototype heads, or their mean."""
+        """[B, trained labels, J] from this tagger's frame embeddings h: its head, or its mean with the prototype heads."""
         torch = torch_module()
 
         p = torch.sigmoid(net.head(h))
         if self.prototypes:
-            q = prototype_probs(self, h)
-            p = q if self.prototypes["mode"] == "prototypes" else (p + q) / 2
+            p = (p + prototype_probs(self, h)) / 2
         return p
 
-    def probabilities(self, net, x):
-        """Frame probabilities [B, labels, J] of the trained labels (the mean over the ensemble's
-        taggers, detect.ensemble) and then the enrolled ones (this tagger's embeddings)."""
-        torch = torch_module()
-
-        h = net.features(x)
-        p = self._trained_probs(net, h)
-        if self.members:
-            for m in self.members:
-                member_net = m.net(h.device)
-                p = p + m._trained_probs(member_net, member_net.features(x))
-            p = p / (1 + len(self.members))
-        if self.enrolled:
-            p = torch.cat([p, enrolled_probs(self, h)], dim=1)
-        return p
+    def frame_probabilities(self, waves, device: str = "cpu") -> list[np.ndarray]:
+        """Per clip, float32 [frames, labels] probabilities of mono waveforms at the model's rate
+        (see the module's `frame_probabilities`)."""
+        return frame_probabilities(self, waves, device)
 
     def atom_of_label(self) -> list[str]:
         """One atom id per label (its first exemplar's; enrolled labels: "enrolled:<label>")."""
@@ -341,9 +341,9 @@ def enrolled_probs(detector, h):
     torch = torch_module()
 
     e = detector.enrolled
-    protos = torch.tensor(np.asarray(e["prototypes"], np.float32), device=h.device)  # [K, C']
-    centre = torch.tensor(e["centre"], dtype=torch.float32, device=h.device)[None, :, None]
-    scale = torch.tensor(e["scale"], dtype=torch.float32, device=h.device)[None, :, None]
+    protos = torch.tensor(np.asarray(e.prototypes, np.float32), device=h.device)  # [K, C']
+    centre = torch.tensor(e.centre, dtype=torch.float32, device=h.device)[None, :, None]
+    scale = torch.tensor(e.scale, dtype=torch.float32, device=h.device)[None, :, None]
     hn = torch.nn.functional.normalize(h.float(), dim=1)
     cos = torch.einsum("kc,bcj->bkj", protos, hn)
     return torch.sigmoid((cos - centre) / scale)
@@ -356,15 +356,94 @@ def prototype_probs(detector, h):
 
     p = detector.prototypes
     dev = h.device
-    mean = torch.tensor(p["mean"], dtype=torch.float32, device=dev)[None, :, None]
-    std = torch.tensor(p["std"], dtype=torch.float32, device=dev)[None, :, None]
+    mean = torch.tensor(p.mean, dtype=torch.float32, device=dev)[None, :, None]
+    std = torch.tensor(p.std, dtype=torch.float32, device=dev)[None, :, None]
     z = torch.nn.functional.normalize((h.float() - mean) / std, dim=1)
-    vec = torch.tensor(np.asarray(p["vectors"], np.float32), device=dev)  # [P, C']
+    vec = torch.tensor(np.asarray(p.vectors, np.float32), device=dev)  # [P, C']
     cos = torch.einsum("pc,bcj->bpj", vec, z)
-    owner = torch.tensor(p["label"], dtype=torch.int64, device=dev)
-    n = len(p["centre"])
+    owner = torch.tensor(p.label, dtype=torch.int64, device=dev)
+    n = len(p.centre)
     best = torch.full((h.shape[0], n, h.shape[2]), -2.0, device=dev)
     best = best.scatter_reduce(1, owner[None, :, None].expand_as(cos), cos, reduce="amax")
-    centre = torch.tensor(p["centre"], dtype=torch.float32, device=dev)[None, :, None]
-    scale = torch.tensor(p["scale"], dtype=torch.float32, device=dev)[None, :, None]
+    centre = torch.tensor(p.centre, dtype=torch.float32, device=dev)[None, :, None]
+    scale = torch.tensor(p.scale, dtype=torch.float32, device=dev)[None, :, None]
     return torch.sigmoid((best - centre) / scale)
+
+
+def frame_probabilities(detector: Detector, waves, device: str = "cpu") -> list[np.ndarray]:
+    """The detector's output: per clip, float32 [frames, labels] probabilities (one frame per
+    `detector.output_frame_s`) of mono float32 waveforms at `detector.features.sample_rate`.
+
+    Every head, in one place: the tagger's trained labels (its linear head, averaged with its
+    prototype heads when it has them), averaged over an ensemble's taggers, the pretrained aiSFX
+    head's scores mixed in, then the enrolled labels (cosine to their prototypes in the first
+    tagger's embedding space). Clips of a call are padded to the longest and run as one batch."""
+    torch = torch_module()
+
+    waves = [np.ascontiguousarray(w, dtype=np.float32) for w in waves]
+    if not waves:
+        return []
+    longest = max(1, max(len(w) for w in waves))
+    x = np.zeros((len(waves), longest), np.float32)
+    for k, w in enumerate(waves):
+        x[k, : len(w)] = w
+    hop = detector.features.hop
+    with torch.inference_mode():
+        mel = make_front_end(detector.net_config, detector.features, device)(torch.from_numpy(x).to(device))
+        net = detector.net(device)
+        h = net.features(mel)
+        p = detector._trained_probs(net, h)
+        for member in detector.members:
+            member_net = member.net(device)
+            p = p + member._trained_probs(member_net, member_net.features(mel))
+        p = p / (1 + len(detector.members))
+        enrolled = enrolled_probs(detector, h) if detector.enrolled else None
+        p = p.transpose(1, 2).float().cpu().numpy()
+        e = enrolled.transpose(1, 2).float().cpu().numpy() if enrolled is not None else None
+    if detector.aisfx and detector._aisfx_heads is None:
+        detector._aisfx_heads = AisfxHeads(detector, device)
+    out = []
+    for k, w in enumerate(waves):
+        j = (len(w) // hop + 1 + 1) // 2 if len(w) else 0  # the stem halves the log-mel's frames
+        clip = p[k, :j]
+        if detector._aisfx_heads is not None:
+            clip = detector._aisfx_heads.fuse(w, clip)
+        if e is not None:
+            clip = np.concatenate([clip, e[k, :j]], axis=1)
+        out.append(np.ascontiguousarray(clip, dtype=np.float32))
+    return out
+
+
+def migrate(payload: dict, path: object = "model") -> dict:
+    """A model file's dict in the current format (FORMAT), from any format `load` reads.
+
+    /1 -> /2: the network config names its stem and dropout (files without a stem had the 1-D
+    stem); a recurrent layer and the aiSFX front end inside the network are gone (such files are
+    refused: retrain them); the aiSFX head is the trained one and the prototype heads are averaged
+    with the linear head (files with the other variants are refused: retrain them)."""
+    if payload.get("format") == FORMAT:
+        return payload
+    retrain = "retrain it with `detect train`"
+    out = dict(payload)
+    net = dict(out["net"])
+    if net.pop("gru", 0):
+        raise UserError(f"{path}: a detector with a recurrent layer (format {payload.get('format')}): {retrain}")
+    if net.pop("front_end", "logmel") != "logmel":
+        raise UserError(f"{path}: a detector with the aiSFX front end inside the network (format {payload.get('format')}): {retrain}")
+    net.setdefault("stem", "1d")
+    net.setdefault("dropout", 0.0)
+    out["net"] = net
+    aisfx = out.get("aisfx")
+    if aisfx:
+        if aisfx.get("head", "prototypes") != "trained":
+            raise UserError(f"{path}: its aiSFX head is the prototype head (format {payload.get('format')}): {retrain}")
+        out["aisfx"] = {k: v for k, v in aisfx.items() if k not in ("head", "fusion")}
+    prototypes = out.get("prototypes")
+    if prototypes:
+        if prototypes.get("mode") != "both":
+            raise UserError(f"{path}: its prototype heads replace the linear head (format {payload.get('format')}): {retrain}")
+        out["prototypes"] = {k: v for k, v in prototypes.items() if k not in ("mode", "per")}
+    out["members"] = [{k: v for k, v in migrate({**m, "format": payload["format"]}, path).items() if k != "format"}
+                      for m in out.get("members") or []]
+    out["format"] = FORMAT
+    return out

@@ -46,10 +46,15 @@ ATTRIBUTION = ("aiSFX pretrained CNN (X-Sequential-CE) by A. B. Ma and A. Lerch,
                "https://github.com/alisonbma/aisfx, CC BY 4.0")
 
 
+def available() -> bool:
+    """Whether the aisfx wheel is installed (the `recordings` recipe's aiSFX head needs it)."""
+    return importlib.util.find_spec("aisfx") is not None
+
+
 def checkpoint_path() -> Path:
     spec = importlib.util.find_spec("aisfx")
     if spec is None or not spec.submodule_search_locations:
-        raise UserError("the aiSFX CNN (--front-end aisfx, detect aisfx and the models they write) needs the aisfx wheel: pip install --no-deps aisfx")
+        raise UserError("the aiSFX CNN (the aiSFX head of the recordings recipe, and the models that have it) needs the aisfx wheel: pip install --no-deps aisfx")
     path = Path(list(spec.submodule_search_locations)[0]) / "models" / "checkpoint.pth"
     if not path.is_file():
         raise UserError(f"{path}: aisfx checkpoint not found (reinstall: pip install --no-deps --force-reinstall aisfx)")

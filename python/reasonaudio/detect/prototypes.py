@@ -1,28 +1,27 @@
 """Prototype heads: every trained label scored by cosine to prototypes of its training recordings.
 
-Issue 21: on the Debian pack 80 of 110 labels have one training recording, and the tagger's
-linear head learns those recordings (frame F1 0.94 on mixtures of them, 0.53 on mixtures of
-held-out ones), while its frame embeddings name an unheard recording by the nearest train
-prototype far more often. So the tagger is kept, and each label's frame probability may come from
-its prototypes instead of (or averaged with) the trained head:
+Where a label has one or two recordings, the tagger's linear head learns those recordings, while
+its frame embeddings name an unheard recording of the sound by the nearest prototype far more
+often. So the tagger is kept, and each label's frame probability is the mean of its trained head's
+and of its prototypes':
 
     p_t(label) = sigmoid((max_k cos(z_t, v_k) - centre) / scale)
 
 - z_t: the frame embedding (`net.features`, what the head reads), *standardised* by the mean and
   deviation of frame embeddings of training mixtures (the embeddings are sums of ReLUs, all
   positive: un-centred, every cosine is high and the shared component dominates), then unit length;
-- v_k: one prototype per training recording of the label (per = "recording", max over them) or
-  one per label (per = "label", the normalised mean): the recording embedded alone, its active
-  frames (within 30 dB of its loudest, as enrolment) standardised, normalised and averaged;
+- v_k: one prototype per training recording of the label (max over them): the recording embedded
+  alone, its active frames (within 30 dB of its loudest, as enrolment) standardised, normalised
+  and averaged;
 - centre, scale per label from *negatives only*: the label's cosine on frames of un-augmented
-  training mixtures where it is absent; centre = their `quantile` percentile, scale = their
-  standard deviation times `scale_k`. Positives are not used: the only positives of a label with
+  training mixtures where it is absent; centre = their QUANTILE percentile, scale = their
+  standard deviation times SCALE_K. Positives are not used: the only positives of a label with
   one recording are frames of that recording, which the tagger learnt (a flattering calibration).
 
 Recordings held out for validation at training time (`library.valid_atom_ids`) are left out unless
 `include_valid`: a development benchmark built from them then holds audio no prototype came from.
-Recorded in the model file (`Detector.prototypes`), so `detect run` and `eval --model detect:M.pt`
-use them; the trained weights are unchanged.
+Recorded in the model file (`Detector.prototypes`) and applied by `model.frame_probabilities`;
+the trained weights are unchanged. A stage of the `recordings` recipe.
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ import numpy as np
 from reasonaudio.detect import torch_module, unit_rows
 from reasonaudio.errors import UserError
 
-MODES = ("prototypes", "both")  # both: the mean of the head's and the prototypes' probabilities
-PER = ("recording", "label")
+QUANTILE = 99.0
+SCALE_K = 0.5
 CALIBRATION_SEED = 2**40 + 2**21  # un-augmented training mixtures for the negatives (not a benchmark seed)
 
 
@@ -45,29 +44,21 @@ def _frames(net, front, waves: np.ndarray, device: str) -> np.ndarray:
     return h.transpose(1, 2).cpu().numpy().astype(np.float64)  # [B, J, C']
 
 
-def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recording", include_valid: bool = False,
-          quantile: float = 99.0, scale_k: float = 0.5, clips: int = 96, device: str = "cpu"):
+def build(detector, library_spec, *, include_valid: bool = False, clips: int = 96, device: str = "cpu"):
     """A copy of `detector` whose trained labels are scored by prototypes of `library_spec`'s
     training recordings (the library it was trained on)."""
     from reasonaudio.detect.data import MixtureSource
     from reasonaudio.detect.enrol import ACTIVE_DB
-    from reasonaudio.detect.model import make_front_end
-    from reasonaudio.detect.train import trained_library
+    from reasonaudio.detect.model import PrototypeHeads, make_front_end
+    from reasonaudio.detect.library import trained_library
 
-    if mode not in MODES:
-        raise UserError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if per not in PER:
-        raise UserError(f"--per must be one of {', '.join(PER)}, got {per!r}")
-    if not 50.0 <= quantile <= 99.99:
-        raise UserError(f"--quantile must be within [50, 99.99], got {quantile}")
-    if not scale_k > 0:
-        raise UserError(f"--scale must be positive, got {scale_k}")
+    quantile, scale_k = QUANTILE, SCALE_K
     if detector.enrolled:
         raise UserError("this model has enrolled labels: build prototype heads before enrolling")
     n_labels = detector.net_config.n_labels
     library = trained_library(detector, library_spec, include_valid=include_valid)
     if detector.members:
-        raise UserError("prototype heads belong to one tagger's embedding space: build them on each model before `detect ensemble`")
+        raise UserError("prototype heads belong to one tagger's embedding space: build them on each tagger before the ensemble")
     labels = detector.labels[:n_labels]
     index = {lab: k for k, lab in enumerate(labels)}
     net = detector.net(device)
@@ -98,7 +89,6 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         w = library.audio(i).astype(np.float32)
         h = _frames(net, front, w[None], device)[0]
         mel = front(torch_module().from_numpy(w[None]).to(device))
-        mel = mel[0] if isinstance(mel, tuple) else mel
         energy = mel[0].cpu().numpy().max(axis=0)[::2][: len(h)]
         active = energy >= energy.max() - ACTIVE_DB / 10
         h = h[active] if active.any() else h
@@ -106,10 +96,6 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         owner.append(index[library.labels[i]])
     vectors = np.stack(vectors)
     owner = np.asarray(owner, np.int64)
-    if per == "label":
-        present = sorted(set(owner.tolist()))
-        vectors = np.stack([unit_rows(vectors[owner == c].mean(axis=0)) for c in present])
-        owner = np.asarray(present, np.int64)
     missing = [labels[c] for c in range(n_labels) if c not in set(owner.tolist())]
     if missing:
         raise UserError(f"no training recording left for {len(missing)} label(s) ({', '.join(missing[:5])}): cannot build their prototypes")
@@ -121,15 +107,13 @@ def build(detector, library_spec, *, mode: str = "prototypes", per: str = "recor
         neg = s[~truth[:, c]]
         centre[c] = np.percentile(neg, quantile)
         scale[c] = max(0.01, scale_k * float(neg.std()))
-    return detector.replaced(prototypes={
-        "mode": mode,
-        "per": per,
-        "vectors": np.asarray(vectors, np.float32).tolist(),
-        "label": owner.tolist(),
-        "centre": np.round(centre, 6).tolist(),
-        "scale": np.round(scale, 6).tolist(),
-        "mean": np.asarray(mean, np.float32).tolist(),
-        "std": np.asarray(std, np.float32).tolist(),
-        "settings": {"quantile": quantile, "scale_k": scale_k, "clips": clips, "include_valid": include_valid,
-                     "recordings": len(library), "calibration_seed": CALIBRATION_SEED},
-    })
+    return detector.replaced(prototypes=PrototypeHeads(
+        vectors=np.asarray(vectors, np.float32).tolist(),
+        label=owner.tolist(),
+        centre=np.round(centre, 6).tolist(),
+        scale=np.round(scale, 6).tolist(),
+        mean=np.asarray(mean, np.float32).tolist(),
+        std=np.asarray(std, np.float32).tolist(),
+        settings={"quantile": quantile, "scale_k": scale_k, "clips": clips, "include_valid": include_valid,
+                  "recordings": len(library), "calibration_seed": CALIBRATION_SEED},
+    ))

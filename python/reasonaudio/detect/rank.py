@@ -19,7 +19,7 @@ Score of clip c for query q, with K engine thresholds (`EventIndex.thresholds`):
     duration L in [lo, hi]: p_L s(dur - lo) s(hi - dur)
   with s(x) = sigmoid(x / 0.25 s) (the benchmark's timing margin) on each label's main event (the
   longest-times-most-confident event at the lowest threshold; a missing one gives s = 0.5).
-The co-activation (issue 21, overlap) does not need both sounds to have crossed a threshold: a
+The co-activation of an overlap does not need both sounds to have crossed a threshold: a
 sound masked by the other often stays under 0.3 for most of its extent but rises where the two
 sound together. Measured on a development benchmark (`benches/bench_detect_overlap.py`, seed 7):
 overlap Acc@1 32.5 -> 52.5 % with it alone, 52.5 % with the thresholds 0.1 and 0.2 as well.
@@ -28,7 +28,7 @@ missed next to a sound that is clearly there: of the plain model's 70 missed ove
 development build (seed 7, 200 per task) the relevant clip had no vote in most, one sound near
 1 and the other near 0, and the clip ranked above it held neither sound, only low co-activation
 noise; with the louder presence, overlap Acc@1 65.0 -> 74.5 % there, the other tasks unchanged
-(docs/detect.md, "Overlap, stop 29").
+(docs/results/detect.md).
 Votes order the clips first (more thresholds agreeing is stronger evidence); the soft value breaks
 ties inside each vote level, so ties are rare and a near miss (a negated sound heard faintly, an
 order broken by a few hundred ms) ranks above a clear miss.
@@ -115,9 +115,8 @@ def overlap_pairs(logics: list[dict | None], labels: list[str]) -> list[tuple[in
 
 
 def soft_truth(logic: dict, presence: np.ndarray, on: np.ndarray, off: np.ndarray, label_index: dict[str, int],
-               coactive: dict | None = None, louder: bool = True) -> np.ndarray:
-    """Fuzzy truth of `logic` per clip (module doc). `louder=False`: an overlap's factor is the
-    co-activation alone (the ranking before the louder sound joined it; benches/bench_detect_overlap.py)."""
+               coactive: dict | None = None) -> np.ndarray:
+    """Fuzzy truth of `logic` per clip (module doc)."""
     p = presence.astype(np.float64)
     value = np.ones(p.shape[0])
     for con in logic["all"]:
@@ -129,7 +128,7 @@ def soft_truth(logic: dict, presence: np.ndarray, on: np.ndarray, off: np.ndarra
             a, b = (label_index[x] for x in con.get("before") or con["overlap"])
             if "overlap" in con and coactive is not None and (min(a, b), max(a, b)) in coactive:
                 co = coactive[(min(a, b), max(a, b))].astype(np.float64)
-                value *= np.sqrt(co * np.maximum(p[:, a], p[:, b])) if louder else co
+                value *= np.sqrt(co * np.maximum(p[:, a], p[:, b]))
                 continue
             if "before" in con:
                 gap = on[:, b] - off[:, a]

@@ -1,120 +1,41 @@
-"""Training the frame tagger on generated mixtures, reproducibly, validated on unheard recordings.
+"""Training: the frame tagger on generated mixtures, reproducibly, and a recipe's stages around it.
 
 A run is defined by its steps, batch and seed (and the rest of `TrainConfig`): the data order is
 the step index (batch k is planned from seed TRAIN_SEED_BASE + seed * 100003 + k), the
 augmentation draws come from the same seeds, torch runs with deterministic algorithms and a fixed
 thread count, and nothing depends on the wall clock — the same command writes the same model
 bytes on CPU. `max_seconds` is only a safety stop, and it fails: a model cut short by machine load
-would be a different model.
+would be a different model. Model selection keeps the checkpoint with the best frame F1 on
+mixtures of held-out recordings (detect.library); the record holds the F1 on mixtures of training
+recordings and of held-out ones.
 
-Validation (issue 21): the held-out frame F1 of a tagger on mixtures of its own training
-recordings says little about other recordings of the same sounds. So part of the training
-recordings (`valid_fraction` of each label's, for labels with two or more) is set aside as a
-validation split *of recordings*; the tagger never hears them, model selection (which checkpoint
-is kept) uses the F1 on mixtures of them, and the record holds both F1s: on mixtures of training
-recordings and on mixtures of held-out ones. The procedural library has one recording per label;
-its held-out recordings are the same recipes re-synthesised with another noise seed
-(`_core.procedural_atoms(rate, seed=1)`: other hit timings and noise, same sound design), a
-weaker test than other recordings, and said so in the record.
+`train_recipe` runs a recipe (detect.recipe): one tagger per seed, prototype heads on each, their
+ensemble, the pretrained aiSFX head. Taggers and the aiSFX head are cached by their inputs
+(library hash and settings), so a recipe run again, or another recipe sharing a stage, reuses it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
+import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.detect import torch_module
-from reasonaudio.detect.augment import AugmentConfig
+from reasonaudio.detect import TRAIN_THREADS, Deterministic, torch_module
 from reasonaudio.detect.data import TRAIN_SEED_BASE, VALID_SEED, MixtureSource, library_hash
 from reasonaudio.detect.features import FeatureConfig
-from reasonaudio.detect.model import STEMS, Detector, NetConfig, PostConfig, build_net, make_front_end
+from reasonaudio.detect.library import library_specs, open_library, open_parts, split_validation
+from reasonaudio.detect.model import Detector, NetConfig, PostConfig, build_net, make_front_end
 from reasonaudio.detect.postprocess import events_of_clip
-from reasonaudio.io import cache
+from reasonaudio.detect.recipe import STEMS, Recipe, TrainConfig
 from reasonaudio.errors import UserError
+from reasonaudio.io import cache
 
-PROCEDURAL_VALID_SEED = 1  # noise seed of the re-synthesised procedural variants used as held-out recordings
-TRAIN_THREADS = 1  # also the fastest on the shared 2-core machine (torch_threads)
 COLLAR_S = 0.2  # event F1: onset within 200 ms, offset within max(200 ms, 20 % of the event)
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    steps: int = 2000
-    batch: int = 16
-    lr: float = 3e-3
-    seed: int = 0
-    channels: int = 160
-    gru: int = 0  # a BiGRU(96) costs 2.4x the step time on 2 CPU cores (measured); the convs see 2.4 s
-    crop_s: float = 10.0
-    valid_clips: int = 64
-    labels: int | None = None  # train on the first N labels only (tiny test configs)
-    valid_fraction: float = 0.25  # of each label's training recordings (labels with >= 2) held out
-    checks: int = 8  # held-out evaluations during training; the best one is kept (model selection)
-    # off by default: on the Debian pack (1,200 steps) it left the benchmark where it was (30.0 vs
-    # 31.0% Avg Acc@1, 60 vs 58% two-option) and lowered the held-out-recordings frame F1 (0.34 vs
-    # 0.53) at 1.6x the step time; `--augment basic` turns it on. `--augment scene` (the scene
-    # renderer: AugmentConfig.core_scene) held Avg Acc@1 at 80.5 vs 62.5 % with a bed at 10 dB and a
-    # room but lost 11 points on clean audio at 2,000 steps (docs/detect.md), so it is not the default either
-    augment: AugmentConfig = field(default_factory=AugmentConfig.off)
-    front_end: str = "logmel"  # or "aisfx" (pretrained CNN embeddings beside the log-mel, detect.pretrained)
-    # issue 21 levers against learning the recordings (off by default): SpecAugment-style masks on
-    # the log-mel input (two bands of up to 8 mel channels, two stretches of up to 0.5 s, each clip
-    # its own, filled with the clip's mean) and dropout on the frame embeddings the head reads
-    spec_augment: bool = False
-    dropout: float = 0.0
-    # NetConfig.stem. "2d-halftime" since stop 31: over the 1-D stem (the default before, kept as
-    # `--stem 1d`) it lifted procedural overlap Acc@1 from 69.0 to 83.5 % on the default build with
-    # the other tasks equal or better, and the Debian pack's held-out recordings (devb2) by ~10 points,
-    # at 2.0x the training CPU (816 s for procedural, inside the 20-minute budget); docs/detect.md
-    stem: str = "2d-halftime"
-    # issue 21, overlap: most missed overlap queries lose a sound masked by the other, and frames
-    # where two labels sound together are few, so the loss hardly sees them. `overlap_weight` weighs
-    # the positive targets of such frames (two or more labels active) that many times in the BCE;
-    # Off by default: at weight 4 the plain model lost 6.5 points of overlap Acc@1 (more false sounds).
-    # `overlap_fraction` is the share of overlapping clips in the un-augmented training plans (an
-    # augmented run plans with its AugmentConfig's own share). 0.6 since stop 32, over the benchmark's
-    # 0.4: chosen on a development build (dev7b overlap 86.0 vs 81.0 %), then on the default build two
-    # seeds gave overlap 88.5 / 86.5 % against 83.5 / 81.5 %, every other task equal or better, and the
-    # Debian pack's held-out recordings were unchanged (docs/detect.md)
-    overlap_weight: float = 1.0
-    overlap_fraction: float = 0.6
-    # seed of the validation split of recordings; None: the training seed. Taggers of one ensemble
-    # (detect.ensemble) set it alike, so that they all hold out, and select on, the same recordings
-    valid_seed: int | None = None
-    max_seconds: float | None = None  # safety stop: exceeding it fails the run (no model is written)
-
-    def key(self) -> str:
-        d = asdict(self)
-        d.pop("max_seconds")  # a safety stop does not change the model
-        for name, before in BEFORE_THE_OPTION.items():
-            if d[name] == before:
-                d.pop(name)
-        if self.augment.enabled:  # its plans take the augmentation's share: the plain one changes nothing
-            d.pop("overlap_fraction", None)
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["augment"] = self.augment.to_dict()
-        if d["stem"] == BEFORE_THE_OPTION["stem"]:  # model files from before the option: the same bytes
-            d.pop("stem")
-        if self.augment.enabled:  # not used: the record says augment.overlap_fraction alone
-            d.pop("overlap_fraction")
-        return d
-
-
-#: Options added after the first cached models, with the value every model had before each existed.
-#: At that value an option leaves the cache key as it was (so earlier caches still serve it), whatever
-#: the default is now: keying on "at its default" would hand a cached model of the old default to a
-#: new default (stop 31 moved `stem` from "1d" to "2d-halftime").
-BEFORE_THE_OPTION = {"spec_augment": False, "dropout": 0.0, "overlap_weight": 1.0, "overlap_fraction": 0.4, "valid_seed": None,
-                     "stem": "1d"}
 
 
 SPEC_BANDS, SPEC_FRAMES, SPEC_MASKS = 8, 25, 2
@@ -138,167 +59,6 @@ def spec_augment(x, seed: int):
             mask[i, :, a : a + w] = True
     fill = x.mean(dim=(1, 2), keepdim=True)
     return torch.where(torch.from_numpy(mask).to(x.device), fill, x)
-
-
-def overlap_weighted_bce(logits, target, weight: float):
-    """Mean BCE over [B, C, J] with the positive targets of frames where two or more labels are
-    active counted `weight` times (normalised by the total weight, so the scale of the loss and
-    of the learning rate stays that of the plain mean)."""
-    torch = torch_module()
-
-    crowded = (target.sum(dim=1, keepdim=True) >= 2).to(target.dtype)
-    w = 1.0 + (weight - 1.0) * crowded * target
-    per = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
-    return (per * w).sum() / w.sum()
-
-
-def trained_library(detector, library_spec, *, include_valid: bool):
-    """The training recordings of the library (or libraries) `detector` was trained on, opened at its
-    rate, without those held out for validation unless `include_valid`; an error for any other library."""
-    n_labels = detector.net_config.n_labels
-    library = open_library(library_spec, detector.features.sample_rate, None)
-    if library_hash(library) != detector.library.get("hash"):
-        # --labels N models are cut to their first N labels; they match the cut library
-        trained = [lab for lab in dict.fromkeys(library.labels)][:n_labels]
-        library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
-        if library_hash(library) != detector.library.get("hash"):
-            shown = library_spec if isinstance(library_spec, (str, os.PathLike)) else " ".join(map(str, library_spec))
-            raise UserError(f"{shown}: not the library this model was trained on (library hash differs; give the libraries of `detect train`, in its order)")
-    valid = set(detector.library.get("valid_atom_ids") or [])
-    return library.subset([i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid])
-
-
-def torch_threads() -> int:
-    """Intra-op threads for torch: 1 unless REASONAUDIO_TORCH_THREADS says otherwise. On the shared
-    2-core machine a training step of the default model took 3.4 s with 2 threads and 0.28 s with
-    1 (oversubscription makes torch's thread pool spin); on a quiet machine 2 threads are faster."""
-    return max(1, int(os.environ.get("REASONAUDIO_TORCH_THREADS", "1")))
-
-
-def cache_dir() -> Path:
-    return cache.cache_dir("detect")
-
-
-def _specs(library_spec) -> list[str]:
-    specs = [library_spec] if isinstance(library_spec, (str, os.PathLike)) else list(library_spec)
-    if not specs:
-        raise UserError("detect train: give at least one atom library")
-    return [str(s) for s in specs]
-
-
-def _concat(libraries: list, specs: list[str]):
-    """One library of several of one vocabulary (a label's phrase must agree across them)."""
-    from reasonaudio.atoms import AtomLibrary
-
-    if len(libraries) == 1:
-        return libraries[0]
-    ids: list[str] = []
-    seen: set[str] = set()
-    for k, lib in enumerate(libraries):
-        for a in lib.atom_ids:
-            name = a if a not in seen else f"lib{k}:{a}"
-            seen.add(name)
-            ids.append(name)
-    chunks = [lib.flat()[0] for lib in libraries]
-    sizes = np.concatenate([np.diff(lib.flat()[1].astype(np.int64)) for lib in libraries])
-    try:
-        return AtomLibrary(
-            atom_ids=ids,
-            labels=[x for lib in libraries for x in lib.labels],
-            phrases=[x for lib in libraries for x in lib.phrases],
-            families=[x for lib in libraries for x in lib.families],
-            sources=[x for lib in libraries for x in lib.sources],
-            licenses=[x for lib in libraries for x in lib.licenses],
-            sample_rate=libraries[0].sample_rate,
-            audio_flat=np.concatenate(chunks),
-            offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.uint64),
-        )
-    except ValueError as err:
-        raise UserError(f"libraries {', '.join(specs)} cannot train one detector: {err}") from None
-
-
-def open_library(spec, sample_rate: int, labels: int | None = None):
-    """The training library (see `_open`)."""
-    return _open(spec, sample_rate, labels)[0]
-
-
-def _open(spec, sample_rate: int, labels: int | None = None):
-    """(library, whether a split chose its exemplars, which of the libraries each recording came from).
-    The training library: each library's `train` exemplars (all of a library without a split),
-    several libraries concatenated, optionally cut to the first `labels` labels."""
-    from reasonaudio.atoms import AtomLibrary
-    from reasonaudio.atoms.exemplars import select_split
-
-    specs = _specs(spec)
-    parts = []
-    had_split = False
-    for s in specs:
-        library = AtomLibrary.open(s, sample_rate=sample_rate)
-        if library.splits:
-            had_split = True
-            # contract v2: a library with a split trains on its `train` exemplars only, so a benchmark
-            # built with --exemplar-split test never lets the detector hear its exact recordings
-            library = select_split(library, "train")
-        parts.append(library)
-    library = _concat(parts, specs)
-    origins = [k for k, part in enumerate(parts) for _ in range(len(part))]
-    if labels is not None:
-        vocab = list(dict.fromkeys(library.labels))
-        if not 1 <= labels <= len(vocab):
-            raise UserError(f"--labels must be within 1..{len(vocab)}, got {labels}")
-        wanted = set(vocab[:labels])
-        keep = [i for i, lab in enumerate(library.labels) if lab in wanted]
-        library, origins = library.subset(keep), [origins[i] for i in keep]
-    return library, had_split, origins
-
-
-def split_validation(library, spec, fraction: float, seed: int, origins: list[int] | None = None):
-    """(training recordings, held-out recordings or None, what "held out" means here).
-
-    Each library of several (`origins[i]`: the library recording i came from) is split on its own,
-    with its own stream of the seed: adding a library never changes which recordings of another are
-    held out, so a development benchmark built from one library's held-out recordings stays unheard."""
-    specs = _specs(spec)
-    if not 0.0 <= fraction < 1.0:
-        raise UserError(f"--valid-fraction must be within [0, 1), got {fraction}")
-    if fraction == 0.0:
-        return library, None, "none (--valid-fraction 0)"
-    if specs == ["procedural"]:
-        from reasonaudio.atoms import AtomLibrary
-        from reasonaudio import _core
-
-        labels, phrases, families, audio, offsets = _core.procedural_atoms(int(library.sample_rate), PROCEDURAL_VALID_SEED)
-        keep = [i for i, lab in enumerate(labels) if lab in set(library.labels)]
-        full = AtomLibrary(
-            atom_ids=[f"atom_{i:03d}_s{PROCEDURAL_VALID_SEED}" for i in range(len(labels))], labels=list(labels), phrases=list(phrases),
-            families=list(families), sources=[f"procedural:{f}" for f in families], licenses=["CC0-1.0"] * len(labels),
-            sample_rate=library.sample_rate, audio_flat=audio, offsets=offsets,
-        )
-        return library, full.subset(keep), (
-            f"the procedural library has one recording per label: held out = the same recipes re-synthesised with noise "
-            f"seed {PROCEDURAL_VALID_SEED} (other hit timings and noise, same sound design); all seed-0 recordings train"
-        )
-    origins = origins if origins is not None else [0] * len(library)
-    held: list[int] = []
-    for origin in dict.fromkeys(origins):
-        # the first library's stream is the one a single library always had (same held-out recordings)
-        rng = np.random.default_rng([seed, 0x7A11D] + ([origin] if origin else []))
-        mine = [i for i in range(len(library)) if origins[i] == origin]
-        for label in dict.fromkeys(library.labels[i] for i in mine):
-            ex = [i for i in mine if library.labels[i] == label]
-            if len(ex) >= 2:
-                k = min(len(ex) - 1, max(1, int(round(fraction * len(ex)))))
-                held.extend(int(i) for i in rng.permutation(ex)[:k])
-    if not held:
-        return library, None, "none: no label has two training recordings"
-    held_set = set(held)
-    train_lib = library.subset([i for i in range(len(library)) if i not in held_set])
-    valid_lib = library.subset(sorted(held))
-    n_labels = len(set(valid_lib.labels))
-    return train_lib, valid_lib, (
-        f"{len(held)} of the {len(library)} training recordings ({n_labels} labels with two or more, "
-        f"{fraction:g} of each, seed {seed}) never trained: mixtures of them validate"
-    )
 
 
 def frame_f1(probs: np.ndarray, targets: np.ndarray, threshold: float = 0.5) -> float:
@@ -374,28 +134,6 @@ def background_bank(net, mel, source: MixtureSource, batch: int, n_out, device: 
     return frames[torch.from_numpy(np.sort(pick))].to(torch.float16).contiguous()
 
 
-class Deterministic:
-    """torch's deterministic algorithms and a fixed thread count for the run, restored after."""
-
-    def __init__(self, threads: int):
-        self.threads = threads
-
-    def __enter__(self):
-        torch = torch_module()
-
-        self.saved = (torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
-        torch.use_deterministic_algorithms(True)
-        torch.set_num_threads(self.threads)
-        return self
-
-    def __exit__(self, *exc):
-        torch = torch_module()
-
-        torch.use_deterministic_algorithms(self.saved[0])
-        torch.set_num_threads(self.saved[1])
-        return False
-
-
 def train(
     library_spec,
     config: TrainConfig | None = None,
@@ -413,18 +151,12 @@ def train(
     features = features or FeatureConfig()
     if config.steps < 1 or config.batch < 1:
         raise UserError("--steps and --batch must be at least 1")
-    if config.front_end not in ("logmel", "aisfx"):
-        raise UserError(f"--front-end must be logmel or aisfx, got {config.front_end!r}")
     if config.stem not in STEMS:
-        raise UserError(f"--stem must be one of {', '.join(STEMS)}, got {config.stem!r}")
+        raise UserError(f"recipe: stem must be one of {', '.join(STEMS)}, got {config.stem!r}")
     if not 0.0 <= config.dropout < 1.0:
-        raise UserError(f"--dropout must be within [0, 1), got {config.dropout}")
-    if not 1.0 <= config.overlap_weight <= 100.0:
-        raise UserError(f"--overlap-weight must be within [1, 100], got {config.overlap_weight}")
+        raise UserError(f"recipe: dropout must be within [0, 1), got {config.dropout}")
     if not 0.0 <= config.overlap_fraction <= 1.0:
-        raise UserError(f"--overlap-fraction must be within [0, 1], got {config.overlap_fraction}")
-    if config.spec_augment and config.front_end != "logmel":
-        raise UserError("--spec-augment masks the log-mel input: it needs --front-end logmel")
+        raise UserError(f"recipe: overlap_fraction must be within [0, 1], got {config.overlap_fraction}")
     # training always runs on TRAIN_THREADS threads, whatever REASONAUDIO_TORCH_THREADS says (which
     # detection honours): intra-op parallelism splits the float reductions of convolutions
     # differently, and 1 and 2 threads gave different weights (measured), so a fixed count is
@@ -437,7 +169,7 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     torch = torch_module()
 
     torch.manual_seed(config.seed)
-    library, had_split, origins = _open(library_spec, features.sample_rate, config.labels)
+    library, had_split, origins = open_parts(library_spec, features.sample_rate, config.labels)
     label_names = list(dict.fromkeys(library.labels))
     valid_seed = config.seed if config.valid_seed is None else config.valid_seed
     train_lib, valid_lib, held_out = split_validation(library, library_spec, config.valid_fraction, valid_seed, origins)
@@ -445,8 +177,8 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     source = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names, overlap_fraction=config.overlap_fraction)
     seen = MixtureSource(train_lib, hop_out=2 * features.hop, labels=label_names)
     unseen = MixtureSource(valid_lib, hop_out=2 * features.hop, labels=label_names) if valid_lib is not None else None
-    net_cfg = NetConfig(n_labels=len(label_names), n_mels=features.n_mels, channels=config.channels, gru=config.gru,
-                        front_end=config.front_end, dropout=config.dropout, stem=config.stem)
+    net_cfg = NetConfig(n_labels=len(label_names), n_mels=features.n_mels, channels=config.channels,
+                        dropout=config.dropout, stem=config.stem)
     mel = make_front_end(net_cfg, features, device)
 
     def n_out(n_samples: int) -> int:
@@ -484,10 +216,7 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
             x = spec_augment(x, TRAIN_SEED_BASE + config.seed * 100_003 + step)
         logits = net(x)
         target = torch.from_numpy(targets).to(device)
-        if config.overlap_weight != 1.0:  # at 1 the plain mean: the same value, and earlier models' bytes
-            loss = overlap_weighted_bce(logits, target, config.overlap_weight)
-        else:
-            loss = loss_fn(logits, target)
+        loss = loss_fn(logits, target)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -527,7 +256,6 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
         # mixtures of recordings it never heard (see held_out_recordings)
         "valid_held_out_recordings": valid_held,
         "held_out_recordings": held_out,
-        "valid_frame_f1": valid_train["frame_f1"],  # kept for readers of earlier records
         "checks": history,
         "seeds": f"train {TRAIN_SEED_BASE} + seed*100003 + step, valid {VALID_SEED} + k",
         "device": device,
@@ -540,14 +268,14 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
         net_config=net_cfg,
         state_dict={k: v.detach().cpu() for k, v in net.state_dict().items()},
         library={
-            "spec": _specs(library_spec)[0] if len(_specs(library_spec)) == 1 else _specs(library_spec),
+            "spec": library_specs(library_spec)[0] if len(library_specs(library_spec)) == 1 else library_specs(library_spec),
             "hash": library_hash(library),
             "n_atoms": len(library),
             "n_train_atoms": len(train_lib),
             "sample_rate": library.sample_rate,
             "atom_ids": list(library.atom_ids),
             "label_atom_ids": [library.atom_ids[library.labels.index(label)] for label in label_names],
-            "valid_atom_ids": list(valid_lib.atom_ids) if valid_lib is not None and _specs(library_spec) != ["procedural"] else [],
+            "valid_atom_ids": list(valid_lib.atom_ids) if valid_lib is not None and library_specs(library_spec) != ["procedural"] else [],
             # a library with a split trains on its `train` exemplars (open_library); else all train
             "exemplar_split": "train" if had_split else None,
         },
@@ -558,6 +286,10 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     detector.run_info = {"train_seconds": round(train_s, 1), "train_cpu_seconds": round(time.process_time() - cpu0, 1),
                          "torch_threads": torch.get_num_threads()}
     return detector
+
+
+def cache_dir() -> Path:
+    return cache.cache_dir("detect")
 
 
 def cache_path(library_spec, config: TrainConfig) -> Path:
@@ -574,3 +306,92 @@ def train_cached(library_spec, config: TrainConfig | None = None, *, device: str
     detector = train(library_spec, config, features=FeatureConfig(), device=device, progress=progress, log=log)
     detector.save(path)
     return detector, path
+
+
+def recipe_path(library_spec, recipe: Recipe, seed: int, labels: int | None, aisfx: bool) -> Path:
+    """The cached model of a whole recipe run (a single tagger without stages: the tagger's own file)."""
+    configs = [replace(c, labels=labels) for c in recipe.configs(seed)]
+    if len(configs) == 1 and not recipe.prototypes and not (recipe.aisfx and aisfx):
+        return cache_path(library_spec, configs[0])
+    library = open_library(library_spec, FeatureConfig().sample_rate, labels)
+    stages = {"taggers": [c.key() for c in configs], "prototypes": recipe.prototypes, "aisfx": recipe.aisfx if aisfx else None}
+    key = hashlib.sha256(json.dumps(stages, sort_keys=True).encode()).hexdigest()[:12]
+    return cache_dir() / f"{library_hash(library)[:16]}-{recipe.name}-{key}.pt"
+
+
+def aisfx_available() -> bool:
+    from reasonaudio.detect.pretrained import available
+
+    return available()
+
+
+def train_recipe(library_spec, recipe: Recipe, *, seed: int = 0, labels: int | None = None, max_seconds: float | None = None,
+                 device: str = "cpu", progress: bool = True, log=print) -> Detector:
+    """The detector a recipe describes: one tagger per seed (cached by library and config when the
+    recipe has further stages), prototype heads on each, their ensemble, the aiSFX head (cached by
+    its inputs; left out, with one line saying so, when aisfx is not installed)."""
+    from reasonaudio.detect.ensemble import combine
+
+    configs = [replace(c, labels=labels, max_seconds=max_seconds) for c in recipe.configs(seed)]
+    staged = len(configs) > 1 or recipe.prototypes is not None or recipe.aisfx is not None
+    specs = library_specs(library_spec)
+    spec = specs[0] if len(specs) == 1 else specs
+    with_aisfx = recipe.aisfx is not None and aisfx_available()
+    if recipe.aisfx is not None and not with_aisfx:  # said even when quiet: the model is not what the recipe names
+        print(f"recipe {recipe.name}: the pretrained aiSFX head is left out (aisfx is not installed: pip install --no-deps aisfx); "
+              "the model has the rest of the recipe", file=sys.stderr)
+    seconds, cpu = 0.0, 0.0
+    taggers = []
+    for k, config in enumerate(configs):
+        if staged:
+            if progress and len(configs) > 1:
+                log(f"tagger {k + 1} of {len(configs)} (seed {config.seed})")
+            tagger, _ = train_cached(spec, config, device=device, progress=progress, log=log)
+        else:
+            tagger = train(spec, config, device=device, progress=progress, log=log)
+        seconds += tagger.run_info.get("train_seconds", 0.0)
+        cpu += tagger.run_info.get("train_cpu_seconds", 0.0)
+        if recipe.prototypes is not None:
+            from reasonaudio.detect.prototypes import build
+
+            tagger = build(tagger, spec, include_valid=recipe.prototypes["include_valid"], device=device)
+        taggers.append(tagger)
+    model = combine(taggers) if len(taggers) > 1 else taggers[0]
+    if with_aisfx:
+        from reasonaudio.detect.aisfx_heads import AisfxHead, HeadConfig, build_head
+
+        settings = recipe.aisfx
+        head = build_head(model, spec, include_valid=settings["include_valid"], progress=progress, cache=True, log=log,
+                          config=HeadConfig(mixtures=settings["mixtures"], epochs=settings["epochs"]))
+        model = model.replaced(aisfx=AisfxHead(**head, weight=float(settings["weight"])))
+    if staged:
+        model = model.replaced(training={**model.training, "recipe": recipe.name})
+    model.run_info = {**taggers[0].run_info, "train_seconds": round(seconds, 1), "train_cpu_seconds": round(cpu, 1)} if seconds else {}
+    return model
+
+
+def recipe_cached(library_spec, recipe: Recipe, *, device: str = "cpu", progress: bool = True, log=print) -> tuple[Detector, Path]:
+    """The recipe's model from the user's cache, or trained (announced in one line) and stored there."""
+    specs = library_specs(library_spec)
+    path = recipe_path(library_spec, recipe, 0, None, recipe.aisfx is not None and aisfx_available())
+    if path.is_file():
+        return Detector.load(path), path
+    shown = " ".join(specs)
+    log(f"training the detector for {shown} (recipe {recipe.name}: {recipe.description}); about {recipe.minutes} min of CPU "
+        f"for one core; cached at {path}. To train it ahead: reasonaudio detect train {shown} --recipe {recipe.command or recipe.name}")
+    detector = train_recipe(library_spec, recipe, device=device, progress=progress, log=log)
+    detector.save(path)
+    return detector, path
+
+
+def detector_for(spec: str, *, device: str = "cpu", progress: bool = True, log=print) -> tuple[Detector, Path]:
+    """The detector `spec` names: a model file, or the cached (else trained, announced) model of a
+    library's `auto` recipe. The one path of `detect run LIB` and `--model detect:LIB`, so both get
+    what `detect train LIB` trains."""
+    from reasonaudio.detect import check_model_or_library
+    from reasonaudio.detect import recipe as recipes
+
+    check_model_or_library(spec)
+    if Path(spec).is_file():
+        return Detector.load(spec), Path(spec)
+    return recipe_cached(spec, recipes.load("auto", [spec]), device=device, progress=progress, log=log)

@@ -61,7 +61,20 @@ def read_mono(path) -> tuple[np.ndarray, int]:
     """(float32 mono samples, sample rate) of anything `read_audio` reads, channels averaged."""
     data, sr = read_audio(path)
     mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
+    if not np.all(np.isfinite(mono)):
+        raise UserError(f"{path}: audio holds NaN or infinite samples")
     return np.ascontiguousarray(mono, dtype=np.float32), sr
+
+
+def audio_info(path) -> tuple[int, int]:
+    """(frames, sample rate) of a file or a Hub audio value, from its header only."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(path.open_audio() if hasattr(path, "open_audio") else str(path))
+    except (RuntimeError, OSError) as err:
+        raise UserError(f"{path}: cannot read audio ({err})") from None
+    return int(info.frames), int(info.samplerate)
 
 
 def load_mono(path, sample_rate: int, max_seconds: float | None = None) -> np.ndarray:
@@ -80,4 +93,4 @@ def load_mono(path, sample_rate: int, max_seconds: float | None = None) -> np.nd
     return mono
 
 
-__all__ = ["UnreadableAudio", "load_mono", "read_audio", "read_mono", "to_rate"]
+__all__ = ["UnreadableAudio", "audio_info", "load_mono", "read_audio", "read_mono", "to_rate"]

@@ -242,11 +242,12 @@ def parquet_kind(name: str, columns: Sequence[str] | None = None) -> FileKind:
     def ours(path: Path) -> bool:
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(path)
-        meta = schema.metadata or {}
+        file = pq.ParquetFile(path)
+        # polars writes the marker into the file's key-value metadata, not the Arrow schema's
+        meta = file.metadata.metadata or {}
         if meta.get(PNG_KEY.encode()) == name.encode():
             return True
-        return columns is not None and list(schema.names) == list(columns)
+        return columns is not None and list(file.schema_arrow.names) == list(columns)
 
     return FileKind(name, ours)
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from reasonaudio.errors import UserError
-from reasonaudio.errors import require as _require
+from reasonaudio.errors import require  # noqa: F401  (the adapters' import of it)
 from reasonaudio.retrieval import registry
 
 if TYPE_CHECKING:
@@ -100,14 +100,6 @@ def as_float32_matrix(x, what: str, rows: int | None = None) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def torch_device(options: ModelOptions) -> str:
-    """--device checked up front (see reasonaudio.detect.torch_device), or cuda when a GPU is visible."""
-    from reasonaudio.detect import torch_device as checked_device
-
-    require("torch")  # first, so that a missing torch names the models extra
-    return checked_device(options.device)
-
-
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """Split `NAME[:ARGUMENT]` of a registered model; the argument keeps any further colons (Windows paths,
     nested specs)."""
@@ -125,6 +117,3 @@ def load_model(spec: str, options: ModelOptions | None = None) -> RetrievalModel
     return model
 
 
-def require(module: str, extra: str = "models", purpose: str = "this model"):
-    """Import an optional dependency of a model adapter (see `reasonaudio.errors.require`)."""
-    return _require(module, extra, purpose)

@@ -59,7 +59,7 @@ def _measured_rt60(h: np.ndarray, sr: int) -> float:
 
 
 def _require_simulator():
-    return require("pyroomacoustics", "scene", "simulated rooms (build --room simulated:..., detect train --augment scene)")
+    return require("pyroomacoustics", "scene", "simulated rooms (build --room simulated:..., detect train --recipe scenes)")
 
 
 def _simulate(rt60: float, sr: int, rng: np.random.Generator) -> tuple[np.ndarray, dict]:

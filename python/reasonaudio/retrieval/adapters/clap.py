@@ -18,7 +18,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
 from reasonaudio.retrieval.registry import ModelMeta
 
 
@@ -36,7 +37,7 @@ class ClapAdapter(EmbeddingModel):
         transformers = require("transformers")
         self.torch = require("torch")
         self.options = options
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         looks_like_hub_id = location.count("/") == 1 and not location.startswith((".", "/", "~"))
         if not Path(location).is_dir() and not looks_like_hub_id:
             raise UserError(f"{location}: no such CLAP model directory")

@@ -34,7 +34,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
 from reasonaudio.retrieval.registry import ModelMeta
 from reasonaudio.retrieval.spec import parse_options
 
@@ -81,7 +82,7 @@ class Wav2CLIPModel(_Batched):
         from wav2clip.model.encoder import ResNetExtractor
 
         self.options = options
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         state = self.torch.load(str(_checkpoint(checkpoint, "Wav2CLIP")), map_location="cpu", weights_only=True)
         if isinstance(state, dict) and "state_dict" in state:
             state = state["state_dict"]
@@ -144,7 +145,7 @@ class MSClapModel(_Batched):
         if version not in ("2022", "2023"):
             raise UserError(f"--model msclap:{checkpoint},version={version}: expected version=2022 or version=2023")
         self.options = options
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         with hf_offline():
             try:
                 self.wrapper = msclap.CLAP(model_fp=str(file), version=version, use_cuda=self.device.startswith("cuda"))
@@ -197,7 +198,7 @@ class LaionClapModel(_Batched):
         laion_clap = _optional_package("laion_clap", "install it with `pip install laion-clap` in an environment of "
                                                       "its own (it pins numpy<2)")
         self.options = options
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         with hf_offline():
             try:
                 self.module = laion_clap.CLAP_Module(enable_fusion=fusion, amodel=amodel, device=self.device)

@@ -1,8 +1,8 @@
 """Detect-then-reason retrieval (`detect:LIB_OR_MODEL`): hear the events, then reason over them.
 
-Perception: a sound-event detector (`reasonaudio.detect`) trained on mixtures of the atom library
-LIB (``procedural`` or a library directory; trained once and cached by library hash) or loaded
-from a model file. Reasoning: each query text is parsed by the template grammar over the model's
+Perception: a sound-event detector (`reasonaudio.detect`) loaded from a model file, or, for an
+atom library LIB (``procedural`` or a library directory), the model `detect train LIB` trains (its
+`auto` recipe; trained once, announced in one line, and cached). Reasoning: each query text is parsed by the template grammar over the model's
 own vocabulary, and the Rust relevance engine is run on the detected events; the graded score of
 `reasonaudio.detect.rank` orders the whole corpus. The adapter reads only clip audio and query
 texts — no events, atoms or logic from the benchmark — so it runs on a folder holding only `beir/`
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.base import ClipSet, ModelOptions, QuerySet, ScoringModel, require, torch_device
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.base import ClipSet, ModelOptions, QuerySet, ScoringModel, require
 from reasonaudio.retrieval.registry import ModelMeta
 
 
@@ -27,22 +27,16 @@ class DetectModel(ScoringModel):
         require("torch", extra="detect")
         require("scipy", extra="detect")  # the median filter of the detections
         from reasonaudio.detect import check_model_or_library
-        from reasonaudio.detect.model import Detector
-        from reasonaudio.detect.train import train_cached
+        from reasonaudio.detect.train import detector_for
 
         check_model_or_library(argument)
-
         self.options = options
-        self.device = torch_device(options)
-        path = Path(argument)
-        if path.is_file():
-            self.detector, self.model_path = Detector.load(path), path
-            self.trained_now = False
-        else:
-            t0 = time.perf_counter()
-            log = (lambda msg: print(msg, file=sys.stderr)) if options.progress else (lambda msg: None)
-            self.detector, self.model_path = train_cached(argument, device=self.device, progress=options.progress, log=log)
-            self.trained_now = time.perf_counter() - t0 > 5
+        self.device = torch_device(options.device, extra="detect")
+        t0 = time.perf_counter()
+        # the announcement of a training (what, how long, where cached, how to train ahead) is not progress: always said
+        log = lambda msg: print(msg, file=sys.stderr)  # noqa: E731
+        self.detector, self.model_path = detector_for(argument, device=self.device, progress=options.progress, log=log)
+        self.trained_now = time.perf_counter() - t0 > 5
         self.index = None
         self.unparsed: list[str] = []
         self.detect_seconds = None
@@ -76,11 +70,11 @@ class DetectModel(ScoringModel):
         return {
             "setting": "audio only; grammar-parsed queries over a closed vocabulary (the detector's labels)",
             "model_file": str(self.model_path),
-            "taggers": 1 + len(d.members),  # > 1: an ensemble (detect ensemble), probabilities averaged
-            # detect aisfx: the pretrained aiSFX CNN's label scores mixed in (its weights are not in the model file)
-            "aisfx_heads": ({k: d.aisfx[k] for k in ("head", "fusion", "weight", "tau", "checkpoint_sha256", "attribution", "settings")
-                             if k in d.aisfx}
-                            if d.aisfx else None),
+            "recipe": d.training.get("recipe"),
+            "taggers": 1 + len(d.members),  # > 1: an ensemble, probabilities averaged
+            # the pretrained aiSFX CNN's label scores mixed in (its weights are not in the model file)
+            "aisfx_heads": ({"weight": d.aisfx.weight, "checkpoint_sha256": d.aisfx.checkpoint_sha256,
+                             "attribution": d.aisfx.attribution, "settings": d.aisfx.settings} if d.aisfx else None),
             "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
             "training_data": (
                 f"{d.training.get('clips_seen')} mixtures ({d.training.get('audio_hours_seen')} h) planned by the Rust planner and "
@@ -107,5 +101,6 @@ MODELS = (
               vram="CPU (GPU when present)", sample_rate="16 kHz", max_audio="whole clip", packages=("torch", "scipy"),
               extra="detect",
               note="sound-event detector trained on the library's own mixtures + the relevance engine on the detected "
-                   "events; first use of a library trains ~15 min on CPU (cached by library hash)"),
+                   "events; first use of a library trains its recipe (procedural: ~15 min of CPU; said before it starts, "
+                   "then cached; `detect train LIB` trains it ahead)"),
 )

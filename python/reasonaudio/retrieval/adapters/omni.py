@@ -36,7 +36,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
 from reasonaudio.retrieval.registry import ModelMeta
 from reasonaudio.retrieval.spec import parse_options
 
@@ -149,7 +150,7 @@ class OmniEmbedder(EmbeddingModel):
         self.recipe = recipe
         self.options = options
         self.path = _require_dir(Path(location), f"{recipe.title} model")
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         # bfloat16 halves a 7B thinker (~17 GB instead of ~34 GB); CPUs are slow at it, so they keep float32
         self.dtype = self.torch.bfloat16 if self.device.startswith("cuda") else self.torch.float32
         adapter = self.path / "adapter_config.json"

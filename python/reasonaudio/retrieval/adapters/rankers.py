@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.base import ModelOptions, require, torch_device
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.base import ModelOptions, require
 from reasonaudio.retrieval.registry import ModelMeta
 
 QWEN3_TASK = "Given a description of sounds and their order, retrieve the audio caption that matches it"
@@ -43,7 +44,7 @@ class HFTextRanker:
         if not self.path.is_dir():
             raise UserError(f"{self.path}: no such {self.title} model directory (the weights must be on local disk)")
         self.options = options
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         with hf_offline():
             try:
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)

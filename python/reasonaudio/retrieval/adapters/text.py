@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from reasonaudio.errors import UserError
-from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require, torch_device
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
 from reasonaudio.retrieval.registry import ModelMeta
 
 
@@ -47,7 +48,7 @@ class TextEncoder:
         st = require("sentence_transformers")
         with hf_offline():
             try:
-                self.model = st.SentenceTransformer(str(path), device=torch_device(options), local_files_only=True)
+                self.model = st.SentenceTransformer(str(path), device=torch_device(options.device), local_files_only=True)
             except (OSError, ValueError) as err:
                 raise UserError(f"{path}: cannot load a sentence-transformers model ({err})") from None
         self.path = path

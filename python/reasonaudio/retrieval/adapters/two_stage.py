@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval import registry
+from reasonaudio.devices import torch_device
 from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet, ScoringModel, require
 from reasonaudio.retrieval.registry import ModelMeta
 from reasonaudio.retrieval.spec import parse_options, split_part, split_two_stage
@@ -179,7 +180,6 @@ class Qwen2AudioCaptioner(Captioner):
 
     def __init__(self, path: Path, options: ModelOptions, max_new_tokens: int | None = None) -> None:
         from reasonaudio.retrieval.adapters.text import hf_offline
-        from reasonaudio.retrieval.base import torch_device
 
         transformers = require("transformers")
         self.torch = require("torch")
@@ -190,7 +190,7 @@ class Qwen2AudioCaptioner(Captioner):
         if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
             raise UserError(f"qwen2audio captioner: max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
         self.max_new_tokens = max_new_tokens
-        self.device = torch_device(options)
+        self.device = torch_device(options.device)
         # bfloat16 halves a 7B model's memory on GPU; CPUs are slow at it, so they keep float32
         dtype = self.torch.bfloat16 if self.device.startswith("cuda") else self.torch.float32
         with hf_offline():
