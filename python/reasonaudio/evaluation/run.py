@@ -83,7 +83,7 @@ def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
     zero = int((~vectors.any(axis=1)).sum())
     if zero:
         print(f"reasonaudio: warning: {what}: {zero} of {len(vectors)} are all zero (they tie with every clip at score 0)", file=sys.stderr)
-    elif len(vectors) > 1 and np.unique(vectors, axis=0).shape[0] == 1:
+    elif len(vectors) > 1 and all((vectors[i : i + 65_536] == vectors[0]).all() for i in range(0, len(vectors), 65_536)):
         print(f"reasonaudio: warning: {what}: all {len(vectors)} are identical; rankings are decided by the tie-break", file=sys.stderr)
 
 
