@@ -146,12 +146,14 @@ def test_gpu_branch_only_when_faiss_reports_a_gpu() -> None:
     same_yields(EmbeddingRanker(q, c), gpu, 100, 8, relevant)
 
 
-def test_auto_chooses_by_corpus_size() -> None:
+def test_auto_chooses_faiss_on_a_gpu_for_large_corpora() -> None:
     from reasonaudio.retrieval.certified import AUTO_MIN_CLIPS
 
+    gpu = "faiss" if faiss.get_num_gpus() > 0 else "exact"
     assert choose_index("auto", AUTO_MIN_CLIPS - 1) == "exact"
-    assert choose_index("auto", AUTO_MIN_CLIPS) == "faiss"
-    assert choose_index("exact", 10**9) == "exact"
+    assert choose_index("auto", AUTO_MIN_CLIPS) == gpu  # CPUs: the exact kernel was the faster
+    assert choose_index("auto", AUTO_MIN_CLIPS, "cpu") == "exact"
+    assert choose_index("exact", 10**9) == "exact" and choose_index("faiss", 1) == "faiss"
 
 
 def _beir(root: Path, n_clips: int, n_queries: int, d: int, seed: int) -> tuple[Path, Path, Path]:

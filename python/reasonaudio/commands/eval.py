@@ -42,7 +42,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--index", choices=("exact", "faiss", "auto"), default="exact",
                         help="how embeddings are ranked: exact (the canonical kernel over every pair), faiss (FAISS "
                         "candidates re-scored and certified: the same results, faster on large corpora; GPU when FAISS "
-                        "reports one or with --device cuda), auto (faiss from 50,000 clips when installed; default exact)")
+                        "reports one or with --device cuda), auto (faiss on a GPU from 50,000 clips, else exact; default exact)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

@@ -35,8 +35,11 @@ from reasonaudio.errors import UserError
 from reasonaudio.retrieval.index import EmbeddingRanker
 
 INDEXES = ("exact", "faiss", "auto")
-# From benches/bench_rank.py (docs/results/scale.md): below this many clips the exact kernel is
-# as fast as FAISS plus the re-scoring, above it FAISS is faster. `auto` uses it.
+# `auto` (benches/bench_rank.py, docs/results/scale.md): on CPUs certified FAISS took 1.3x the exact
+# kernel's time at 10k, 100k and 1M clips (FAISS's float32 search alone is not faster than the
+# float64 AVX-512 kernel, and certification adds the normalisation and re-scoring), so `auto` ranks
+# exactly there; on a GPU FAISS's search is two orders of magnitude faster, and `auto` takes it
+# from this many clips (below it, moving the corpus to the GPU outweighs the search).
 AUTO_MIN_CLIPS = 50_000
 CLIP_BLOCK = 65_536
 # queries searched in one pass over the clip blocks (their candidates are held together)
@@ -103,17 +106,14 @@ def faiss_gpus() -> int:
     return int(get()) if get is not None else 0
 
 
-def choose_index(index: str, n_clips: int) -> str:
-    """The index `auto` stands for: FAISS from AUTO_MIN_CLIPS clips when it is installed."""
+def choose_index(index: str, n_clips: int, device: str | None = None) -> str:
+    """The index `auto` stands for: FAISS on a GPU from AUTO_MIN_CLIPS clips, else exact."""
     if index not in INDEXES:
         raise UserError(f"--index must be one of {', '.join(INDEXES)}, not {index!r}")
     if index != "auto":
         return index
-    try:
-        import faiss  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        return "exact"
-    return "faiss" if n_clips >= AUTO_MIN_CLIPS else "exact"
+    on_gpu = faiss_gpus() > 0 and not (device is not None and not device.startswith("cuda"))
+    return "faiss" if on_gpu and n_clips >= AUTO_MIN_CLIPS else "exact"
 
 
 def _use_gpu(device: str | None) -> bool:
@@ -259,8 +259,8 @@ class CertifiedRanker(EmbeddingRanker):
 
 def make_ranker(index: str, query_vectors: np.ndarray, clip_vectors: np.ndarray, *, device: str | None = None) -> EmbeddingRanker:
     """The ranker behind `--index`: `exact` (the canonical kernel over every pair), `faiss`
-    (certified FAISS candidates: the same results), `auto` (FAISS from AUTO_MIN_CLIPS clips)."""
-    chosen = choose_index(index, len(clip_vectors))
+    (certified FAISS candidates: the same results), `auto` (see `choose_index`)."""
+    chosen = choose_index(index, len(clip_vectors), device)
     if chosen == "faiss":
         return CertifiedRanker(query_vectors, clip_vectors, device=device)
     return EmbeddingRanker(query_vectors, clip_vectors)
