@@ -69,6 +69,10 @@ def float32_score_error(dim: int) -> float:
     - Underflow: a float32 product or unit element below 2^-126 may be flushed to zero (FTZ/DAZ
       builds); each of the 2d + d operations loses at most 2^-126 absolutely.
 
+    The float32 steps assume float32 arithmetic throughout (FAISS's flat search on CPU, and its
+    float32 GEMM on GPU); a build or cuBLAS setting that computes in TF32 or float16 is outside
+    this bound.
+
     So |F - C| <= m^2 ((1 + u)^2 g(d, u) + 2u + u^2 + g(d, v)) + 3 d 2^-126. The sum is taken
     with a relative slack of 2^-20 for its own float64 rounding. Vectors that are not unit are
     normalised first (the canonical score is that of their unit vectors), so the bound holds for
@@ -144,6 +148,11 @@ class CertifiedRanker(EmbeddingRanker):
         self.clip_block, self.extra_candidates = clip_block, extra_candidates
         self.faiss = faiss_module()
         self.gpu = _use_gpu(device)
+        self.gpu_device = -1  # FAISS's current device
+        if self.gpu and device is not None and device.startswith("cuda:"):
+            if not device[5:].isdigit():
+                raise UserError(f"--device {device}: expected cuda or cuda:N")
+            self.gpu_device = int(device[5:])
         self.eps = float32_score_error(self.clips.shape[1])
         self._gpu_res = None
         # counters of how the heads were obtained (for benches and tests)
@@ -164,7 +173,7 @@ class CertifiedRanker(EmbeddingRanker):
             if self.gpu:
                 if self._gpu_res is None:
                     self._gpu_res = faiss.StandardGpuResources()
-                dist, ids = faiss.knn_gpu(self._gpu_res, xq, xb, kb, metric=faiss.METRIC_INNER_PRODUCT)
+                dist, ids = faiss.knn_gpu(self._gpu_res, xq, xb, kb, metric=faiss.METRIC_INNER_PRODUCT, device=self.gpu_device)
             else:
                 dist, ids = faiss.knn(xq, xb, kb, metric=faiss.METRIC_INNER_PRODUCT)
             ids = np.where(ids >= 0, ids + start, -1)
