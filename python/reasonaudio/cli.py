@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "validate",
     "inspect",
     "eval",
+    "embed",
     "report",
     "compose",
     "audit",

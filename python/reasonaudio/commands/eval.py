@@ -39,6 +39,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--bootstrap", type=int_in(0, 20_000), default=1000, help="bootstrap resamples for 95%% intervals, 0..20,000 (each holds an index per query; 0: none)")
     parser.add_argument("--seed", type=SEED, default=0, help="seed for bootstrap, random baseline and t-SNE, 0..2^32-1")
     parser.add_argument("--device", default=None, help="torch device for neural adapters: cpu, cuda, cuda:N or mps (default: cuda if available)")
+    parser.add_argument("--index", choices=("exact", "faiss", "auto"), default="exact",
+                        help="how embeddings are ranked: exact (the canonical kernel over every pair), faiss (FAISS "
+                        "candidates re-scored and certified: the same results, faster on large corpora; GPU when FAISS "
+                        "reports one or with --device cuda), auto (faiss on a GPU from 50,000 clips, else exact; default exact)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
@@ -66,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         options = ModelOptions(batch_size=args.batch_size, seed=args.seed, device=args.device, progress=not args.quiet)
         model = load_model(args.model, options)
         result = evaluate(
-            benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet
+            benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet,
+            index=args.index, device=args.device,
         )
         write_results_into(result, tmp, figures=not args.no_figures, seed=args.seed)
     out = args.out

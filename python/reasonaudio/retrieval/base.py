@@ -95,7 +95,8 @@ def as_float32_matrix(x, what: str, rows: int | None = None) -> np.ndarray:
         raise UserError(f"{what}: expected a 2-d array [n, d], got shape {arr.shape}")
     if rows is not None and arr.shape[0] != rows:
         raise UserError(f"{what}: expected {rows} rows, got {arr.shape[0]}")
-    if not np.isfinite(arr).all():
+    # in blocks of rows: a memory-mapped store is checked without a mask of its whole size
+    if not all(np.isfinite(arr[i : i + 65_536]).all() for i in range(0, max(len(arr), 1), 65_536)):
         raise UserError(f"{what}: contains NaN or infinite values")
     return np.ascontiguousarray(arr)
 

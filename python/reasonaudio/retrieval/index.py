@@ -16,8 +16,9 @@ The Rust kernel (`reasonaudio._core.canonical_rank`, rust/core/src/rank.rs) comp
 canonical score of every (query, clip) pair — vectorised across pairs, each pair's sum in
 dimension order — on all cores with the GIL released, normalising blocks of the float32 rows into
 float64 as it goes (no float64 copy of the corpus is kept). Scoring every pair exactly costs about
-as much as a float32 BLAS product on CPUs with wide vector units, so no approximate filter (FAISS,
-formerly) is needed to keep it fast, and no tolerance argument to keep it exact. Ties
+as much as a float32 BLAS product on CPUs with wide vector units. Where a float32 search is much
+faster (FAISS on a GPU), `reasonaudio.retrieval.certified` lets it propose candidates that this
+score then re-ranks, with a proof that nothing it left out could enter the head. Ties
 (bitwise-equal canonical scores) go to the smaller clip index.
 """
 

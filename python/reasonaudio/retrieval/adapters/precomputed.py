@@ -5,6 +5,8 @@ Each side is one file:
 - `.npz`: arrays `ids` (strings) and `embeddings` (float [n, d]);
 - `.parquet`: an id column (`query_id` or `clip_id`; `id` also accepted) and an `embedding` column
   of equal-length float lists (or fixed-size arrays).
+- a directory: an embedding store (`reasonaudio embed`, `reasonaudio.io.embedding_store`), read
+  memory-mapped: rows in the benchmark's order are used in place, never loaded whole.
 Id-keyed files may hold extra rows (a superset of the benchmark); every benchmark id must be there.
 """
 
@@ -16,18 +18,21 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError
+from reasonaudio.io.embedding_store import is_store, open_store
 from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet
 from reasonaudio.retrieval.registry import ModelMeta
 
 
 def _load(path: Path, id_column: str) -> tuple[list[str] | None, np.ndarray]:
     """(ids or None for positional .npy, float32 matrix)."""
+    if is_store(path):
+        return open_store(path)
     if not path.is_file():
         raise UserError(f"{path}: file not found")
     suffix = path.suffix.lower()
     try:
         if suffix == ".npy":
-            matrix = np.load(path, allow_pickle=False)
+            matrix = np.load(path, allow_pickle=False, mmap_mode="r")  # paged in as used
             ids = None
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:
@@ -63,7 +68,7 @@ def _load(path: Path, id_column: str) -> tuple[list[str] | None, np.ndarray]:
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
             raise UserError(f"{path}: id {dup!r} appears more than once")
-    return ids, matrix.astype(np.float32)
+    return ids, matrix.astype(np.float32, copy=False)
 
 
 def _select(path: Path, ids: list[str] | None, matrix: np.ndarray, wanted: list[str], what: str) -> np.ndarray:
@@ -74,6 +79,8 @@ def _select(path: Path, ids: list[str] | None, matrix: np.ndarray, wanted: list[
                 f"(a .npy file must follow the {what}s table order; use .npz/.parquet with ids otherwise)"
             )
         return matrix
+    if ids == wanted:
+        return matrix  # in order already: a memory-mapped store stays mapped
     row_of = {i: r for r, i in enumerate(ids)}
     missing = [w for w in wanted if w not in row_of]
     if missing:
@@ -115,5 +122,5 @@ def from_spec(argument: str | None, options: ModelOptions) -> PrecomputedModel:
 
 MODELS = (
     ModelMeta("precomputed", "model", "precomputed:QUERIES,CLIPS", "baseline", from_spec, vram="CPU", extra="",
-              note="embeddings made elsewhere (.npy / .npz / .parquet)"),
+              note="embeddings made elsewhere (.npy / .npz / .parquet, or a `reasonaudio embed` store)"),
 )
