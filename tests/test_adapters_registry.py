@@ -130,7 +130,7 @@ def test_unknown_names_are_refused_by_listing_the_known() -> None:
                               "qwen2audio=DIR_OR_HUB_ID[,max_new_tokens=N] or stepaudio=DIR_OR_HUB_ID,code=STEP_AUDIO2_REPO")
     # a known part written without its value, or with one it does not take, is refused the same way
     for spec in ("two-stage:oracle+bge-m3", "two-stage:oracle+minilm=x", "two-stage:oracle+bm25="):
-        with pytest.raises(UserError, match="expected minilm, st=DIR, bge-m3=DIR, qwen3-emb=DIR or bm25"):
+        with pytest.raises(UserError, match="expected minilm, st=DIR, bge-m3=DIR_OR_HUB_ID, qwen3-emb=DIR_OR_HUB_ID or bm25"):
             load_model(spec)
     for spec in ("two-stage:oracle=x+bm25", "two-stage:captions=+bm25", "two-stage:qwen2audio+bm25"):
         with pytest.raises(UserError, match="two-stage captioner"):

@@ -208,3 +208,23 @@ def human_bytes(n: int | None) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
     return f"{n:.1f} TB"  # unreachable; keeps type checkers quiet
+
+
+#: the files a benchmark loader reads from a Hub dataset (tables, cards, audio); nothing else is fetched
+DATASET_FILES = ("*.md", "*.json", "*.jsonl", "*.parquet", "*.tsv", "*.csv", "*.sha256", "*.txt", "*.wav", "*.flac",
+                 "*.mp3", "*.ogg")
+
+
+def dataset_path(text: str | os.PathLike, *, offline: bool = False) -> Path:
+    """A benchmark location: `hf://datasets/ORG/NAME[@REV]` resolved to its snapshot in the HF cache (only
+    the files a loader reads), anything else as the local path it names."""
+    ref = parse_dataset(text)
+    if ref is None:
+        return Path(text)
+    return resolve(ref, allow=DATASET_FILES, offline=offline).path
+
+
+def bench_argument(text: str) -> Path:
+    """argparse type of a benchmark argument: a local path, or a Hub dataset resolved now (HF_HUB_OFFLINE
+    decides whether the cache is the only source)."""
+    return dataset_path(text)
