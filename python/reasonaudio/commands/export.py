@@ -30,6 +30,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reasonaudio.io.hub_cache import dataset_path
+
+    args.bench = dataset_path(args.bench)
     from reasonaudio.errors import UserError
     from reasonaudio.io.export import export_hf
 

@@ -30,6 +30,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reasonaudio.io.hub_cache import dataset_path
+
+    args.directory = dataset_path(args.directory)
     from reasonaudio.audit.inspect import describe, plot
 
     if args.png is not None:  # refused before anything is printed

@@ -42,6 +42,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reasonaudio.io.hub_cache import dataset_path
+
+    args.directory = dataset_path(args.directory)
     from reasonaudio.validate import validate_benchmark
 
     if args.max_audio_files is not None and args.max_audio_files < 0:

@@ -224,7 +224,7 @@ def dataset_path(text: str | os.PathLike, *, offline: bool = False) -> Path:
     return resolve(ref, allow=DATASET_FILES, offline=offline).path
 
 
-def bench_argument(text: str) -> Path:
-    """argparse type of a benchmark argument: a local path, or a Hub dataset resolved now (HF_HUB_OFFLINE
-    decides whether the cache is the only source)."""
-    return dataset_path(text)
+def bench_argument(text: str) -> str | Path:
+    """argparse type of a benchmark argument: a local path, or a Hub dataset URI kept as text (a Path would
+    fold its `//`) for the command to resolve with `dataset_path`."""
+    return text if parse_dataset(text) is not None else Path(text)
