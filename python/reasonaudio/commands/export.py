@@ -31,10 +31,10 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.io.hub_cache import dataset_path
-
-    args.bench = dataset_path(args.bench)
     from reasonaudio.errors import UserError
     from reasonaudio.io.export import export_hf
+
+    args.bench = dataset_path(args.bench)
 
     if args.shard_mb <= 0:
         raise UserError("--shard-mb must be positive")

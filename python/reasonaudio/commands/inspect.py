@@ -31,9 +31,9 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.io.hub_cache import dataset_path
+    from reasonaudio.audit.inspect import describe, plot
 
     args.directory = dataset_path(args.directory)
-    from reasonaudio.audit.inspect import describe, plot
 
     if args.png is not None:  # refused before anything is printed
         from reasonaudio.audit.inspect import FIGURE

@@ -43,9 +43,9 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.io.hub_cache import dataset_path
+    from reasonaudio.validate import validate_benchmark
 
     args.directory = dataset_path(args.directory)
-    from reasonaudio.validate import validate_benchmark
 
     if args.max_audio_files is not None and args.max_audio_files < 0:
         raise UserError(f"--max-audio-files must be >= 0, got {args.max_audio_files}")
