@@ -129,8 +129,12 @@ def tiny_models(work: Path, sample_rate: int) -> dict[str, str]:
         qwen = load_file("gpu_check_qwen_tiny", SUPPORT / "qwen_tiny.py")
         specs["two-stage"] = f"two-stage:qwen2audio={qwen.save_tiny_qwen2_audio(work / 'qwen')},max_new_tokens=8+minilm"
         clap = load_file("gpu_check_clap", ROOT / "tests" / "test_adapters_clap.py")
-        specs["CLIP-style"] = f"clap:{clap._tiny_clap(work / 'clap', sample_rate)}"
-    except (ImportError, OSError, BaseException) as err:  # pytest's skip (a test file's importorskip) included
+        clap_dir = clap._tiny_clap(work / "clap", sample_rate)
+        # the tiny text tower has 64 positions: the tokenizer must cut the benchmark's longer queries there
+        config = clap_dir / "tokenizer_config.json"
+        config.write_text(json.dumps({**json.loads(config.read_text()), "model_max_length": 60}))
+        specs["CLIP-style"] = f"clap:{clap_dir}"
+    except BaseException as err:  # pytest's skip (a test file's importorskip) is not an ImportError
         if isinstance(err, (KeyboardInterrupt, SystemExit)):
             raise
         say(f"adapters      tiny models unavailable: {type(err).__name__}: {err}")
