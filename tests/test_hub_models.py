@@ -129,6 +129,11 @@ def test_online_path_asks_for_the_pinned_revision_and_patterns(hfcache, hf_cache
     monkeypatch.setattr(huggingface_hub, "snapshot_download", huggingface_hub._snapshot_download.snapshot_download)
     hit = cached(HubRef("LCO-Embedding/LCO-Embedding-Omni-7B", LCO_COMMIT))
     assert hit is not None and hit.commit == LCO_COMMIT and hit.bytes > 0
+    capsys.readouterr()
+    assert main(["models", "--paradigm", "MLLM"]) == 0
+    listed = capsys.readouterr().out
+    assert f"hub: LCO-Embedding/LCO-Embedding-Omni-7B@{LCO_COMMIT[:12]} (weights): cached" in listed
+    assert "hub: Haon-Chen/e5-omni-7B@ffea4ae1382f (weights): not cached" in listed
 
 
 def test_dataset_by_id_from_a_cached_snapshot(hfcache, hf_cache, evalfixture, bench, tmp_path) -> None:
