@@ -25,6 +25,14 @@ if "REASONAUDIO_CACHE" not in os.environ:
     atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 
+# No test reaches the Hugging Face Hub: the suite and its subprocesses run offline against an empty
+# cache of their own (tests of the online path replace huggingface_hub's download function).
+if "REASONAUDIO_TEST_HF_CACHE" not in os.environ:
+    _HF = tempfile.mkdtemp(prefix="reasonaudio-test-hf-")
+    os.environ.update({"REASONAUDIO_TEST_HF_CACHE": _HF, "HF_HUB_CACHE": _HF, "HF_HUB_OFFLINE": "1"})
+    atexit.register(shutil.rmtree, _HF, ignore_errors=True)
+
+
 def _support(name: str) -> ModuleType:
     qualified = f"reasonaudio_test_support.{name}"
     if qualified in sys.modules:

@@ -13,7 +13,7 @@ from reasonaudio.io.benchmark import load_benchmark
 from reasonaudio.errors import UserError
 from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval import ClipSet, QuerySet, load_model, parse_spec
-from reasonaudio.retrieval.adapters.two_stage import describe_events
+from reasonaudio.retrieval.adapters.captioners import describe_events
 
 
 @pytest.fixture(scope="module")

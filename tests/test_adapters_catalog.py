@@ -33,10 +33,10 @@ def test_the_studys_models_are_all_listed() -> None:
 def test_models_command_lists_specs_needs_and_package_status(capsys) -> None:
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    assert "omniembed:LORA_DIR,base=THINKER_DIR" in out and "e5-omni:DIR" in out
+    assert "omniembed:LORA[,base=THINKER]" in out and "e5-omni:DIR" in out
     assert "needs: " in out and "packages: " in out and "follows: " in out
     assert "AudioCLIP" in out and "not available" in out
-    assert "two-stage:stepaudio=DIR,code=STEP_AUDIO2_REPO+RANKER" in out and "two-stage:CAPTIONER+bm25" in out
+    assert "two-stage:stepaudio=DIR_OR_HUB_ID,code=STEP_AUDIO2_REPO+RANKER" in out and "two-stage:CAPTIONER+bm25" in out
     assert main(["models", "--paradigm", "MLLM", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in rows] == ["lco-omni", "e5-omni", "omniembed"]

@@ -154,13 +154,19 @@ def test_omniembed_merges_its_lora_adapter_onto_a_local_base(tiny: Path, tmp_pat
     # processor too) ...
     recorded = load_model(f"omniembed:{adapter}", _options()).encode_text(["a dog barking"])
     np.testing.assert_allclose(recorded, tuned, atol=1e-6)
-    # ... and a Hub id there (as in the published adapter) is never fetched: the user is told to pass base=DIR
+    # ... and a Hub id there (as in the published adapter) is resolved through the HF cache: offline and
+    # not cached, that is one line naming the repository and the command that fetches it
     import json
 
     config_path = adapter / "adapter_config.json"
     config_path.write_text(json.dumps({**json.loads(config_path.read_text()),
                                        "base_model_name_or_path": "Tevatron/Qwen2.5-Omni-7B-Thinker"}))
-    with pytest.raises(UserError, match=r"is a LoRA adapter for .*not a local directory; pass the base thinker with ,base=DIR"):
+    with pytest.raises(UserError, match=r"Tevatron/Qwen2.5-Omni-7B-Thinker@main: not in the Hugging Face cache .*"
+                                        r"reasonaudio models --download Tevatron/Qwen2.5-Omni-7B-Thinker@main"):
+        load_model(f"omniembed:{adapter},processor={tiny}", _options())
+    config_path.write_text(json.dumps({**json.loads(config_path.read_text()), "base_model_name_or_path": "nowhere"}))
+    with pytest.raises(UserError, match=r"is a LoRA adapter for 'nowhere', which is neither a local directory nor a Hub "
+                                        r"id; pass the base thinker with ,base=DIR"):
         load_model(f"omniembed:{adapter},processor={tiny}", _options())
 
 

@@ -23,7 +23,7 @@ from reasonaudio.cli import main  # noqa: E402
 from reasonaudio.io.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.evaluation.run import evaluate  # noqa: E402
 from reasonaudio.retrieval import ClipSet, ModelOptions, load_model  # noqa: E402
-from reasonaudio.retrieval.adapters.two_stage import Qwen2AudioCaptioner  # noqa: E402
+from reasonaudio.retrieval.adapters.captioners import Qwen2AudioCaptioner  # noqa: E402
 
 
 @pytest.fixture(scope="module")

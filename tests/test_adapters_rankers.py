@@ -127,5 +127,5 @@ def test_named_ranker_runs_a_two_stage_evaluation(evalfixture, name: str, dirs, 
 def test_ranker_refusals(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such Qwen3-Embedding model directory"):
         load_model(f"two-stage:oracle+qwen3-emb={tmp_path / 'missing'}")
-    with pytest.raises(UserError, match="expected minilm, st=DIR, bge-m3=DIR, qwen3-emb=DIR or bm25"):
+    with pytest.raises(UserError, match="expected minilm, st=DIR, bge-m3=DIR_OR_HUB_ID, qwen3-emb=DIR_OR_HUB_ID or bm25"):
         load_model("two-stage:oracle+bge-m3")

@@ -14,7 +14,8 @@ import pytest
 from reasonaudio.cli import build_parser, main
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval import load_model, model_names, parse_spec, registry
-from reasonaudio.retrieval.adapters.two_stage import FileCaptioner, OracleCaptioner, TwoStageBM25
+from reasonaudio.retrieval.adapters.captioners import FileCaptioner, OracleCaptioner
+from reasonaudio.retrieval.adapters.rankers import TwoStageBM25
 from reasonaudio.retrieval.base import ScoringModel
 from reasonaudio.retrieval.registry import ModelMeta
 from reasonaudio.retrieval.spec import parse_options, split_part, split_spec, split_two_stage
@@ -67,7 +68,7 @@ def test_every_view_derives_from_the_registry(fake_registry, capsys, tmp_path: P
     # two-stage parts: the new captioner and ranker are accepted and named in the refusals of others
     model = load_model("two-stage:zzcap=somewhere+zzrank")
     assert isinstance(model.captioner, OracleCaptioner) and isinstance(model.encoder, _Ranker)
-    with pytest.raises(UserError, match=r"stepaudio=DIR,code=STEP_AUDIO2_REPO or zzcap=DIR"):
+    with pytest.raises(UserError, match=r"stepaudio=DIR_OR_HUB_ID,code=STEP_AUDIO2_REPO or zzcap=DIR"):
         load_model("two-stage:nosuch+zzrank")
     with pytest.raises(UserError, match=r"bm25 or zzrank"):
         load_model("two-stage:oracle+nosuch")
@@ -126,10 +127,10 @@ def test_unknown_names_are_refused_by_listing_the_known() -> None:
     with pytest.raises(UserError) as err:
         load_model("two-stage:whisper=x+bm25")
     assert str(err.value) == ("two-stage captioner 'whisper=x': expected oracle, oracle-timed, captions=FILE, "
-                              "qwen2audio=DIR or stepaudio=DIR,code=STEP_AUDIO2_REPO")
+                              "qwen2audio=DIR_OR_HUB_ID[,max_new_tokens=N] or stepaudio=DIR_OR_HUB_ID,code=STEP_AUDIO2_REPO")
     # a known part written without its value, or with one it does not take, is refused the same way
     for spec in ("two-stage:oracle+bge-m3", "two-stage:oracle+minilm=x", "two-stage:oracle+bm25="):
-        with pytest.raises(UserError, match="expected minilm, st=DIR, bge-m3=DIR, qwen3-emb=DIR or bm25"):
+        with pytest.raises(UserError, match="expected minilm, st=DIR, bge-m3=DIR_OR_HUB_ID, qwen3-emb=DIR_OR_HUB_ID or bm25"):
             load_model(spec)
     for spec in ("two-stage:oracle=x+bm25", "two-stage:captions=+bm25", "two-stage:qwen2audio+bm25"):
         with pytest.raises(UserError, match="two-stage captioner"):

@@ -21,7 +21,7 @@ def test_tiny_qwen2_audio_generates(qwen_tiny, tmp_path):
     qwen_tiny.save_tiny_qwen2_audio(tmp_path / "tiny")
     wav = tmp_path / "a.wav"
     sf.write(wav, (0.1 * np.sin(np.arange(24000) / 10)).astype(np.float32), 24000)  # resampled to 16 kHz
-    model = load_model(f"qwen2-audio:{tmp_path / 'tiny'}", max_new_tokens=5, device="cpu")
+    model = load_model(f"qwen2audio:{tmp_path / 'tiny'}", max_new_tokens=5, device="cpu")
     assert isinstance(model, Qwen2AudioModel)
     out1 = model.generate(str(wav), "Which segment has rain? Reply with <segment>1</segment>.")
     out2 = model.generate(str(wav), "Which segment has rain? Reply with <segment>1</segment>.")
@@ -30,5 +30,5 @@ def test_tiny_qwen2_audio_generates(qwen_tiny, tmp_path):
 
 def test_missing_model_dir_is_a_user_error(tmp_path):
     from reasonaudio.errors import UserError
-    with pytest.raises(UserError, match="does not exist"):
-        load_model(f"qwen2-audio:{tmp_path / 'nope'}")
+    with pytest.raises(UserError, match="no such Qwen2-Audio model directory"):
+        load_model(f"qwen2audio:{tmp_path / 'nope'}")

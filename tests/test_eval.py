@@ -11,7 +11,7 @@ import pytest
 
 from reasonaudio.cli import main
 from reasonaudio.io.benchmark import load_benchmark
-from reasonaudio.io.hub import load_beir
+from reasonaudio.io.beir import load_beir
 from reasonaudio.evaluation.run import evaluate
 from reasonaudio.retrieval import load_model
 from reasonaudio.retrieval.index import rank_embeddings, rank_scores

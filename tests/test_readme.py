@@ -318,4 +318,4 @@ def test_documentation_links_exist() -> None:
 
 
 def test_readme_stays_short() -> None:
-    assert len(TEXT.splitlines()) <= 300, "move detail to docs/ (the README targets about 250 lines; 300 holds the scenes curve and the detect section)"
+    assert len(TEXT.splitlines()) <= 325, "move detail to docs/ (the README targets about 250 lines; 325 holds the scenes curve, the detect section and the Hub section)"

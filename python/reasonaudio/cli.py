@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "audit",
     "export",
     "models",
+    "study",
     "detect",
 )
 

@@ -47,7 +47,7 @@ def add_parser(subparsers) -> None:
 
     r = sub.add_parser("run", help="run an audio LM over a set's prompts")
     r.add_argument("dir", type=Path)
-    r.add_argument("--model", required=True, help="cmd:<program>, qwen2-audio:<local dir> or py:<module>:<attr>")
+    r.add_argument("--model", required=True, help="cmd:<program>, qwen2audio[:DIR_OR_HUB_ID] or py:<module>:<attr>")
     r.add_argument("--out", required=True, type=Path)
     r.add_argument("--prompts", default=None,
                    help="a prompts JSONL, or 'project' / 'study' to generate them in that style (default: project)")
@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
 
     layers = _layers(args.layers)
     inputs = [set_input(args.dir)] + ([Path(args.prompts)] if args.prompts not in (None, "project", "study") else [])
-    kwargs = {"max_new_tokens": args.max_new_tokens} if args.model.startswith("qwen2-audio:") else {}
+    kwargs = {"max_new_tokens": args.max_new_tokens} if args.model.partition(":")[0] == "qwen2audio" else {}
     # claimed before loading a model, which can take minutes
     with output_file(args.out, OUTPUTS_FILE, inputs=inputs, force=args.force) as tmp:
         model = load_model(args.model, **kwargs)

@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
         "(corpus.jsonl, queries.jsonl, qrels/test.tsv).",
         formatter_class=_ModelHelpFormatter,
     )
-    parser.add_argument("bench", type=Path, help="benchmark directory (or BEIR folder)")
+    parser.add_argument("bench", help="benchmark directory (or BEIR folder, or hf://datasets/ORG/NAME[@REV])")
     parser.add_argument("--model", required=True, help="model spec, NAME[:ARG]")
     parser.add_argument("--out", required=True, type=Path, help="results directory (written atomically; never inside BENCH)")
     parser.add_argument("--force", action="store_true", help="replace an earlier results directory at --out")
@@ -43,6 +43,8 @@ def add_parser(subparsers) -> None:
                         help="how embeddings are ranked: exact (the canonical kernel over every pair), faiss (FAISS "
                         "candidates re-scored and certified: the same results, faster on large corpora; GPU when FAISS "
                         "reports one or with --device cuda), auto (faiss on a GPU from 50,000 clips, else exact; default exact)")
+    parser.add_argument("--offline", action="store_true",
+                        help="Hub ids (models, hf://datasets/...) from the Hugging Face cache only, as HF_HUB_OFFLINE=1")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
@@ -51,6 +53,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from reasonaudio.errors import UserError
     from reasonaudio.evaluation.run import evaluate
+    from reasonaudio.io.hub_cache import dataset_path, parse_dataset
     from reasonaudio.io.outputs import output_directory
     from reasonaudio.evaluation.results import RESULTS_KIND, write_results_into
     from reasonaudio.retrieval import load_any_benchmark
@@ -64,15 +67,22 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--batch-size and --search-batch must be at least 1")
     if args.bootstrap < 0:
         raise UserError("--bootstrap must be >= 0")
+    offline = getattr(args, "offline", False)
+    bench = dataset_path(args.bench, offline=offline)
     # --out is claimed (checked and locked) before the model loads, so a bad --out fails at once
-    with output_directory(args.out, RESULTS_KIND, inputs=[args.bench], force=args.force) as tmp:
-        benchmark = load_any_benchmark(args.bench)
-        options = ModelOptions(batch_size=args.batch_size, seed=args.seed, device=args.device, progress=not args.quiet)
+    with output_directory(args.out, RESULTS_KIND, inputs=[bench], force=args.force) as tmp:
+        benchmark = load_any_benchmark(bench)
+        options = ModelOptions(batch_size=args.batch_size, seed=args.seed, device=args.device, progress=not args.quiet,
+                               offline=offline)
         model = load_model(args.model, options)
         result = evaluate(
             benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet,
             index=args.index, device=args.device,
         )
+        # which weights produced these figures: repo id, resolved commit, local path, bytes (results.json)
+        result.settings["weights"] = options.loaded
+        if parse_dataset(args.bench) is not None:
+            result.settings["dataset"] = {"uri": args.bench, "commit": bench.name, "path": str(bench)}
         write_results_into(result, tmp, figures=not args.no_figures, seed=args.seed)
     out = args.out
     acc = result.summary["acc@1"]["Avg"]["mean"]

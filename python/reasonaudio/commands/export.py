@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from reasonaudio.io.hub_cache import bench_argument
+
 from reasonaudio.commands.bounds import float_in, utf8_path
 
 
@@ -17,7 +19,7 @@ def add_parser(subparsers) -> None:
         "per reasoning task, the two-option pairs as top_ranked, and a dataset card (README.md) ready for "
         "`huggingface-cli upload --repo-type dataset`.",
     )
-    parser.add_argument("bench", type=Path, help="benchmark directory")
+    parser.add_argument("bench", type=bench_argument, help="benchmark directory (or hf://datasets/ORG/NAME[@REV])")
     parser.add_argument("--to", choices=["hf"], default="hf", help="export format (hf: Hugging Face dataset folder)")
     parser.add_argument("--out", required=True, type=lambda t: Path(utf8_path(t)), help="output folder (written atomically)")
     parser.add_argument("--force", action="store_true", help="replace an earlier export at --out")
@@ -28,8 +30,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reasonaudio.io.hub_cache import dataset_path
     from reasonaudio.errors import UserError
     from reasonaudio.io.export import export_hf
+
+    args.bench = dataset_path(args.bench)
 
     if args.shard_mb <= 0:
         raise UserError("--shard-mb must be positive")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from reasonaudio.io.hub_cache import bench_argument
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -19,7 +21,7 @@ def add_parser(subparsers) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("directory", type=Path, metavar="DIR", help="benchmark directory")
+    parser.add_argument("directory", type=bench_argument, metavar="DIR", help="benchmark directory (or hf://datasets/ORG/NAME[@REV])")
     parser.add_argument("item", metavar="ID", help="a clip_id or a query_id")
     parser.add_argument("--png", type=Path, default=None, metavar="OUT", help="also draw a figure to this PNG file")
     parser.add_argument("--force", action="store_true", help="replace an earlier figure at --png")
@@ -28,7 +30,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reasonaudio.io.hub_cache import dataset_path
     from reasonaudio.audit.inspect import describe, plot
+
+    args.directory = dataset_path(args.directory)
 
     if args.png is not None:  # refused before anything is printed
         from reasonaudio.audit.inspect import FIGURE

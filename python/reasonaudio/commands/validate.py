@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from reasonaudio.io.hub_cache import bench_argument
+
 from reasonaudio.errors import UserError
 from reasonaudio.io.outputs import check_file, check_not_an_input, json_kind, write_output
 
@@ -28,7 +30,7 @@ def add_parser(subparsers) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("directory", type=Path, metavar="DIR", help="benchmark directory (holds manifest.json)")
+    parser.add_argument("directory", type=bench_argument, metavar="DIR", help="benchmark directory (holds manifest.json), or hf://datasets/ORG/NAME[@REV]")
     parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_S, metavar="S", help=f"robustness margin m in seconds (default {DEFAULT_MARGIN_S})")
     parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
     parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
@@ -40,7 +42,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reasonaudio.io.hub_cache import dataset_path
     from reasonaudio.validate import validate_benchmark
+
+    args.directory = dataset_path(args.directory)
 
     if args.max_audio_files is not None and args.max_audio_files < 0:
         raise UserError(f"--max-audio-files must be >= 0, got {args.max_audio_files}")

@@ -3,8 +3,8 @@
 Protocol: any object with `generate(audio_path: str, prompt: str) -> str`. Built-in specs:
 - `cmd:<program and fixed args>`: runs the program with the audio path and the prompt appended as two
   arguments; its stdout is the output (a non-zero exit is an error naming the sample);
-- `qwen2-audio:<local directory>`: a Qwen2-Audio-class model through transformers
-  (`Qwen2AudioForConditionalGeneration` + `AutoProcessor`, loaded with local_files_only), greedy;
+- `qwen2audio[:LOCATION][,max_new_tokens=N]`: a Qwen2-Audio-class model, greedy (LOCATION a local directory
+  or a Hub id `ORG/NAME[@REV]`; the grammar and loader two-stage captioning uses, `retrieval.adapters.audio_lm`);
 - `py:<module>:<attribute>`: a Python object or zero-argument factory with `generate`.
 """
 
@@ -55,54 +55,32 @@ class CommandModel:
 
 
 class Qwen2AudioModel:
-    """Qwen2-Audio-class model from a local directory (no download); greedy decoding."""
+    """A Qwen2-Audio-class model (the one audio-LM home, `retrieval.adapters.audio_lm`), one prompt at a time."""
 
-    def __init__(self, path: str, max_new_tokens: int = 256, device: str | None = None) -> None:
-        from reasonaudio.errors import require
+    MAX_NEW_TOKENS = 256
 
-        torch = require("torch", "models", "the Qwen2-Audio model")
-        transformers = require("transformers", "models", "the Qwen2-Audio model")
-        AutoProcessor, Qwen2AudioForConditionalGeneration = (transformers.AutoProcessor,
-                                                              transformers.Qwen2AudioForConditionalGeneration)
+    def __init__(self, argument: str | None, max_new_tokens: int | None = None, device: str | None = None,
+                 offline: bool = False) -> None:
+        from reasonaudio.retrieval.adapters.audio_lm import load_qwen2_audio
+        from reasonaudio.retrieval.options import ModelOptions
 
-        if not Path(path).is_dir():
-            raise UserError(f"model directory {path} does not exist")
-        self.torch = torch
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            self.processor = AutoProcessor.from_pretrained(path, local_files_only=True)
-            dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-            self.model = Qwen2AudioForConditionalGeneration.from_pretrained(
-                path, local_files_only=True, dtype=dtype).to(self.device).eval()
-        except (OSError, ValueError) as err:
-            raise UserError(f"cannot load a Qwen2-Audio model and processor from {path}: {err}") from None
-        self.sampling_rate = int(self.processor.feature_extractor.sampling_rate)
-        self.max_new_tokens = max_new_tokens
+        options = ModelOptions(batch_size=1, device=device, progress=False, offline=offline,
+                               extra={} if max_new_tokens is None else {"max_new_tokens": max_new_tokens})
+        self.lm = load_qwen2_audio(argument, options, "qwen2audio:", self.MAX_NEW_TOKENS)
+        self.loaded = options.loaded
 
     def generate(self, audio_path: str, prompt: str) -> str:
-        from reasonaudio.compose.speech import read_mono, to_rate
-
-        audio, sr = read_mono(Path(audio_path))
-        audio = to_rate(audio, sr, self.sampling_rate)
-        conversation = [{"role": "user", "content": [{"type": "audio", "audio_url": audio_path},
-                                                     {"type": "text", "text": prompt}]}]
-        text = self.processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
-        inputs = self.processor(text=text, audio=[audio], sampling_rate=self.sampling_rate,
-                                return_tensors="pt").to(self.device)
-        with self.torch.inference_mode():
-            ids = self.model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
-        new = ids[:, inputs["input_ids"].shape[1]:]
-        return self.processor.batch_decode(new, skip_special_tokens=True)[0].strip()
+        return self.lm.generate([Path(audio_path)], [prompt])[0]
 
 
 def load_model(spec: str, **kwargs: Any) -> AudioLM:
     kind, _, rest = spec.partition(":")
+    if kind == "qwen2audio":
+        return Qwen2AudioModel(rest or None, **kwargs)
     if not rest:
-        raise UserError(f"model spec {spec!r}: expected cmd:<program>, qwen2-audio:<dir> or py:<module>:<attr>")
+        raise UserError(f"model spec {spec!r}: expected cmd:<program>, qwen2audio[:LOCATION] or py:<module>:<attr>")
     if kind == "cmd":
         return CommandModel(rest)
-    if kind == "qwen2-audio":
-        return Qwen2AudioModel(rest, **kwargs)
     if kind == "py":
         module, _, attr = rest.partition(":")
         try:
@@ -113,7 +91,7 @@ def load_model(spec: str, **kwargs: Any) -> AudioLM:
         if not hasattr(model, "generate"):
             raise UserError(f"model spec {spec!r}: object has no generate(audio_path, prompt)")
         return model
-    raise UserError(f"model spec {spec!r}: unknown kind {kind!r}; expected cmd, qwen2-audio or py")
+    raise UserError(f"model spec {spec!r}: unknown kind {kind!r}; expected cmd, qwen2audio or py")
 
 
 def run(directory: str | Path, model: AudioLM, out: str | Path, layers: tuple[str, ...] = LAYERS,

@@ -1,5 +1,5 @@
 """Everything that reads or writes outside the process: the benchmark directory (`benchmark`), BEIR and
-Hugging Face folders (`hub`), the HF export (`export`), fsspec filesystems (`storage`), the one output
+Hugging Face folders (`hub`, `beir`), the HF export (`export`), fsspec filesystems (`storage`), the one output
 discipline (`outputs`) and audio reading (`audio`)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 
 from reasonaudio.errors import UserError
 from reasonaudio.io.benchmark import Benchmark, load_benchmark
-from reasonaudio.io.hub import is_hub_folder, load_beir, load_hub
+from reasonaudio.io.beir import load_beir
+from reasonaudio.io.hub import is_hub_folder, load_hub
 
 
 def load_any_benchmark(path: str | Path) -> Benchmark:

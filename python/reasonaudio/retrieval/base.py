@@ -20,7 +20,7 @@ adapter module declares its entries beside its loaders; `reasonaudio models` lis
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ import numpy as np
 from reasonaudio.errors import UserError
 from reasonaudio.errors import require  # noqa: F401  (the adapters' import of it)
 from reasonaudio.retrieval import registry
+from reasonaudio.retrieval.options import ModelOptions
 
 if TYPE_CHECKING:
     from reasonaudio.io.benchmark import Benchmark
@@ -46,17 +47,6 @@ class ClipSet:
     # files, or for audio embedded in a Hub dataset `reasonaudio.io.hub.EmbeddedAudio` references
     # (os.PathLike) that `adapters.audio.load_mono` decodes when a batch reaches them
     paths: list[Path]
-
-
-@dataclass
-class ModelOptions:
-    """Settings the evaluator passes to every adapter."""
-
-    batch_size: int = 32
-    seed: int = 0
-    device: str | None = None  # None: CUDA when torch sees one, else CPU
-    progress: bool = True
-    extra: dict = field(default_factory=dict)
 
 
 class RetrievalModel(ABC):

@@ -29,7 +29,7 @@ from reasonaudio.errors import UserError
 from reasonaudio.retrieval.spec import split_spec
 
 if TYPE_CHECKING:
-    from reasonaudio.retrieval.base import ModelOptions
+    from reasonaudio.retrieval.options import ModelOptions
 
 #: The modules that declare `MODELS`, in listing order (within a paradigm, entries keep this order).
 ADAPTER_MODULES = (
@@ -38,6 +38,7 @@ ADAPTER_MODULES = (
     "reasonaudio.retrieval.adapters.clap",
     "reasonaudio.retrieval.adapters.text",
     "reasonaudio.retrieval.adapters.rankers",
+    "reasonaudio.retrieval.adapters.captioners",
     "reasonaudio.retrieval.adapters.two_stage",
     "reasonaudio.retrieval.adapters.precomputed",
     "reasonaudio.retrieval.adapters.structured",
@@ -57,6 +58,22 @@ PARADIGMS: dict[str, tuple[str, ...]] = {
     "baseline": ("baseline",),
 }
 _PARADIGM_ORDER = [p for group in PARADIGMS.values() for p in group]
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A Hugging Face Hub repository an entry loads, at the revision its figures are made with (as mteb's
+    ModelMeta pins one). `revision` is a commit where a public source publishes one, else "main"."""
+
+    repo: str
+    revision: str
+    source: str  # where the commit was read, or why the entry follows main
+    role: str = "weights"  # what the adapter reads from it: weights, processor, base, clip, text encoder
+    files: tuple[str, ...] | None = None  # the files it reads (None: the repository, other frameworks left out)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.repo}@{self.revision}"
 
 
 @dataclass(frozen=True)
@@ -81,6 +98,8 @@ class ModelMeta:
     ranker: str = ""  # for a text-only model: the ranker entry that does its job inside two-stage
     listed: bool = True  # shown by `reasonaudio models` (False: other entries describe it)
     parts: tuple[str, ...] = ()  # the kinds a composite model is written with (two-stage: captioner, ranker)
+    # the Hub repositories it loads by default, first the weights a bare spec resolves to
+    hub: tuple[Pin, ...] = ()
 
     def __post_init__(self) -> None:
         # declarations are code: a typo here is a bug, caught the first time the registry loads
@@ -92,6 +111,16 @@ class ModelMeta:
             raise ValueError(f"{self.name}: a text-only model names the ranker entry that replaces it")
         if any(k not in KINDS[1:] for k in self.parts):
             raise ValueError(f"{self.name}: parts {self.parts} are not among {KINDS[1:]}")
+
+    @property
+    def repo(self) -> str:
+        """The Hub repo id of its default weights ("" when its weights are not on the Hub)."""
+        return self.hub[0].repo if self.hub else ""
+
+    @property
+    def revision(self) -> str:
+        """The pinned revision of `repo` (a commit, or "main" where no public source gives one)."""
+        return self.hub[0].revision if self.hub else ""
 
     @property
     def available(self) -> bool:
@@ -122,6 +151,8 @@ class ModelMeta:
             "name": self.name, "kind": self.kind, "spec": self.spec, "paradigm": self.paradigm, "study": self.study,
             "follows": self.follows, "vram": self.vram, "sample_rate": self.sample_rate, "max_audio": self.max_audio,
             "packages": list(self.packages), "note": self.note, "extra": self.extra, "missing": self.missing(),
+            "repo": self.repo, "revision": self.revision,
+            "hub": [{"repo": p.repo, "revision": p.revision, "role": p.role, "source": p.source} for p in self.hub],
         }
 
 
@@ -154,6 +185,11 @@ def listing(paradigm: str | None = None) -> list[ModelMeta]:
 
 def find(kind: str, name: str) -> ModelMeta | None:
     return next((m for m in _entries() if m.kind == kind and m.name == name), None)
+
+
+def pin(repo: str) -> Pin | None:
+    """The pin some entry declares for a Hub repository (a repo id written without @REV takes its revision)."""
+    return next((p for m in _entries() for p in m.hub if p.repo == repo), None)
 
 
 def model_names() -> tuple[str, ...]:

@@ -1,7 +1,8 @@
 """transformers CLAP (`clap:DIR`): ClapModel + ClapProcessor, loaded offline.
 
-DIR is a local directory (save_pretrained layout) or a model id already in the Hugging Face cache;
-nothing is downloaded (`local_files_only=True`, HF_HUB_OFFLINE=1 while loading).
+DIR is a local directory (save_pretrained layout) or a Hub repo id `ORG/NAME[@REV]`, fetched into the
+Hugging Face cache at its pinned revision (`retrieval.weights`); `clap` alone is laion/clap-htsat-unfused.
+The load itself reads only local files (`local_files_only=True`, HF_HUB_OFFLINE=1 while loading).
 
 Audio is read with soundfile, mixed to mono and resampled to the feature extractor's rate (48 kHz
 for LAION CLAP) by `reasonaudio._core.resample`. Clips longer than the model's window
@@ -18,9 +19,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.devices import torch_device
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
-from reasonaudio.retrieval.registry import ModelMeta
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.registry import ModelMeta, Pin
+from reasonaudio.retrieval.weights import locate
 
 
 def _features(output) -> "torch.Tensor":  # noqa: F821
@@ -38,8 +40,8 @@ class ClapAdapter(EmbeddingModel):
         self.torch = require("torch")
         self.options = options
         self.device = torch_device(options.device)
-        looks_like_hub_id = location.count("/") == 1 and not location.startswith((".", "/", "~"))
-        if not Path(location).is_dir() and not looks_like_hub_id:
+        location = str(locate(location, options))
+        if not Path(location).is_dir():
             raise UserError(f"{location}: no such CLAP model directory")
         with hf_offline():
             try:
@@ -81,15 +83,15 @@ class ClapAdapter(EmbeddingModel):
 
 
 def from_spec(argument: str | None, options: ModelOptions) -> ClapAdapter:
-    if not argument:
-        raise UserError("--model clap:DIR needs a local model directory (or a cached model id)")
-    return ClapAdapter(argument, options)
+    return ClapAdapter(argument or MODELS[0].repo, options)
 
 
 MODELS = (
-    ModelMeta("clap", "model", "clap:DIR", "CLIP-style", from_spec,
+    ModelMeta("clap", "model", "clap[:DIR_OR_HUB_ID]", "CLIP-style", from_spec,
+              hub=(Pin("laion/clap-htsat-unfused", "8fa0f1c6d0433df6e97c127f64b2a1d6c0dcda8a",
+                       "mteb 2.26 ModelMeta, model_implementations/clap_models.py"),),
               follows="transformers ClapModel + ClapProcessor", vram="< 2 GB",
               sample_rate="extractor's (48 kHz for LAION)", max_audio="extractor's window (10 s)",
               packages=("torch", "transformers"),
-              note="transformers ClapModel (e.g. laion/clap-htsat-unfused saved locally)"),
+              note="transformers ClapModel; a directory or any Hub id of that format (laion/clap-htsat-*)"),
 )

@@ -34,10 +34,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.devices import torch_device
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
-from reasonaudio.retrieval.registry import ModelMeta
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.registry import ModelMeta, Pin
 from reasonaudio.retrieval.spec import parse_options
+from reasonaudio.retrieval.weights import hub_ref, locate
 
 
 def fixed_window(audio: np.ndarray, n: int) -> np.ndarray:
@@ -94,11 +95,9 @@ class Wav2CLIPModel(_Batched):
         except RuntimeError as err:
             raise UserError(f"{checkpoint}: the weights do not fit Wav2CLIP's ResNetExtractor ({err})") from None
         self.audio.to(self.device).eval()
-        if not clip:
-            raise UserError("--model wav2clip:CKPT,clip=DIR needs the CLIP (ViT-B/32) directory whose text tower embeds queries")
-        clip_dir = Path(clip)
+        clip_dir = locate(clip or MODELS[1].repo, options, "clip")
         if not clip_dir.is_dir():
-            raise UserError(f"{clip_dir}: no such CLIP model directory (the weights must be on local disk)")
+            raise UserError(f"{clip_dir}: no such CLIP model directory")
         with hf_offline():
             try:
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(clip_dir), local_files_only=True)
@@ -139,11 +138,16 @@ class MSClapModel(_Batched):
         from reasonaudio.retrieval.adapters.text import hf_offline
 
         self.torch = require("torch")
+        if version not in ("2022", "2023"):
+            raise UserError(f"--model msclap:{checkpoint},version={version}: expected version=2022 or version=2023")
+        if hub_ref(checkpoint) is not None:  # the repository holds both versions' files: fetch the one asked for
+            name = f"CLAP_weights_{version}.pth"
+            checkpoint = str(locate(checkpoint, options, files=(name,)) / name)
+            # msclap builds its text encoder by name (offline, below): put it in the cache first
+            locate(MSCLAP_TEXT[version], options, "text encoder")
         file = _checkpoint(checkpoint, "Microsoft CLAP")
         msclap = _optional_package("msclap", "install it without its pins, `pip install --no-deps msclap torchlibrosa` "
                                               "(it pins transformers<5 and numpy<2, which this adapter does not need)")
-        if version not in ("2022", "2023"):
-            raise UserError(f"--model msclap:{checkpoint},version={version}: expected version=2022 or version=2023")
         self.options = options
         self.device = torch_device(options.device)
         with hf_offline():
@@ -227,13 +231,17 @@ class LaionClapModel(_Batched):
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, 0), np.float32)
 
 
+#: the text encoder msclap builds by name for each version (its config files' text_model)
+MSCLAP_TEXT = {"2023": "openai-community/gpt2", "2022": "google-bert/bert-base-uncased"}
+
+
 def wav2clip_from_spec(argument: str | None, options: ModelOptions) -> Wav2CLIPModel:
     checkpoint, extra = parse_options(argument, "wav2clip:", ("clip",))
     return Wav2CLIPModel(checkpoint, extra.get("clip"), options)
 
 
 def msclap_from_spec(argument: str | None, options: ModelOptions) -> MSClapModel:
-    checkpoint, extra = parse_options(argument, "msclap:", ("version",))
+    checkpoint, extra = parse_options(argument or MODELS[0].repo, "msclap:", ("version",))
     return MSClapModel(checkpoint, extra.get("version", "2023"), options)
 
 
@@ -246,17 +254,26 @@ def laion_clap_from_spec(argument: str | None, options: ModelOptions) -> LaionCl
 
 
 MODELS = (
-    ModelMeta("msclap", "model", "msclap:CLAP_weights_2023.pth[,version=2023]", "CLIP-style", msclap_from_spec,
+    ModelMeta("msclap", "model", "msclap[:CLAP_weights_2023.pth_OR_HUB_ID][,version=2023]", "CLIP-style",
+              msclap_from_spec,
+              hub=(Pin("microsoft/msclap", "c47d441165daa21986ead0850660917636a81775",
+                       "mteb 2.26 ModelMeta, model_implementations/msclap_models.py",
+                       files=("CLAP_weights_2023.pth", "CLAP_weights_2022.pth")),
+                   Pin(MSCLAP_TEXT["2023"], "main", "no public pinned revision: follows main", role="text encoder",
+                       files=("*.json", "*.txt", "*.safetensors"))),
               study="CLAP (Elizalde et al.)", follows="Microsoft CLAP (Elizalde et al.); package msclap, CLAP(model_fp=...)",
               vram="< 2 GB", sample_rate="44.1 kHz", max_audio="7 s (2023) / 5 s (2022), shorter clips tiled",
               packages=("torch", "msclap"), extra="",
               note="first window instead of msclap's random crop; gpt2 / bert-base-uncased must be in the HF cache; "
                    "install with `pip install --no-deps msclap torchlibrosa`"),
-    ModelMeta("wav2clip", "model", "wav2clip:Wav2CLIP.pt,clip=CLIP_VIT_B32_DIR", "CLIP-style", wav2clip_from_spec,
+    ModelMeta("wav2clip", "model", "wav2clip:Wav2CLIP.pt[,clip=CLIP_VIT_B32]", "CLIP-style", wav2clip_from_spec,
+              hub=(Pin("openai/clip-vit-base-patch32", "3d74acf9a28c67741b2f4f2ea7635f0aaf6f0268",
+                       "mteb 2.26 ModelMeta, model_implementations/clip_models.py", role="clip"),),
               study="Wav2CLIP", follows="Wav2CLIP (Wu et al., ICASSP 2022); package wav2clip, as wav2clip.get_model builds it",
               vram="< 2 GB", sample_rate="16 kHz", max_audio="whole clip (trained on 10 s)",
               packages=("torch", "transformers", "wav2clip"), extra="paper-models",
-              note="audio into CLIP ViT-B/32 image space, queries through that CLIP's text tower; one clip per pass"),
+              note="audio into CLIP ViT-B/32 image space, queries through that CLIP's text tower; one clip per pass; "
+                   "Wav2CLIP.pt is published on GitHub (descriptinc/lyrebird-wav2clip releases), not the Hub"),
     # listed so the study's table has its row, with the reason it cannot run
     ModelMeta("audioclip", "model", "audioclip", "CLIP-style", None, study="AudioCLIP", sample_rate="44.1 kHz",
               extra="",

@@ -36,10 +36,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from reasonaudio.errors import UserError
-from reasonaudio.devices import torch_device
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require
-from reasonaudio.retrieval.registry import ModelMeta
+from reasonaudio.devices import torch_device
+from reasonaudio.retrieval.registry import ModelMeta, Pin
 from reasonaudio.retrieval.spec import parse_options
+from reasonaudio.retrieval.weights import hub_ref, locate
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def _has_processor(path: Path) -> bool:
 
 def _require_dir(path: Path, what: str) -> Path:
     if not path.is_dir():
-        raise UserError(f"{path}: no such {what} directory (the weights must be on local disk)")
+        raise UserError(f"{path}: no such {what} directory (a local directory or a Hub id ORG/NAME[@REV])")
     return path
 
 
@@ -149,20 +150,22 @@ class OmniEmbedder(EmbeddingModel):
         require("torchvision", extra="paper-models")  # the processor's video part cannot be built without it
         self.recipe = recipe
         self.options = options
-        self.path = _require_dir(Path(location), f"{recipe.title} model")
+        self.path = _require_dir(locate(location, options), f"{recipe.title} model")
         self.device = torch_device(options.device)
         # bfloat16 halves a 7B thinker (~17 GB instead of ~34 GB); CPUs are slow at it, so they keep float32
         self.dtype = self.torch.bfloat16 if self.device.startswith("cuda") else self.torch.float32
         adapter = self.path / "adapter_config.json"
         if adapter.is_file() and base is None:
             declared = json.loads(adapter.read_text()).get("base_model_name_or_path") or ""
-            if not Path(declared).is_dir():  # e.g. the Hub id the published adapter records: never fetched
+            if not Path(declared).is_dir() and hub_ref(declared) is None:
                 raise UserError(
-                    f"{self.path} is a LoRA adapter for {declared or 'an unnamed base'!r}, which is not a local "
-                    f"directory; pass the base thinker with ,base=DIR"
+                    f"{self.path} is a LoRA adapter for {declared or 'an unnamed base'!r}, which is neither a local "
+                    f"directory nor a Hub id; pass the base thinker with ,base=DIR"
                 )
-            base = declared
-        processor_dir = _require_dir(Path(processor), "processor") if processor else self.path
+            base = declared  # the Hub id the published adapter records is fetched as any other
+        if base is not None:
+            base = str(locate(base, options, "base"))
+        processor_dir = _require_dir(locate(processor, options, "processor"), "processor") if processor else self.path
         if not processor and not _has_processor(processor_dir) and base and _has_processor(Path(base)):
             processor_dir = Path(base)  # a LoRA directory has none; its base (full Qwen2.5-Omni) may
         if not _has_processor(processor_dir):
@@ -292,22 +295,40 @@ omniembed_from_spec = _factory("omniembed", ("base", "processor"))
 # e5-omni-3B/7B, the architecture LCO-Embedding-Omni-3B/7B and OmniEmbed share. Audio: the Whisper
 # feature extractor's 16 kHz and first 30 s window (see the module docstring).
 _PACKAGES = ("torch", "transformers", "torchvision")
+_OMNI_PROCESSOR = Pin("Qwen/Qwen2.5-Omni-7B", "ae9e1690543ffd5c0221dc27f79834d0294cba00",
+                      "mteb 2.26 ModelMeta, model_implementations/qwen_omni_lm.py", role="processor")
+_OMNI_PROCESSOR_3B = Pin("Qwen/Qwen2.5-Omni-3B", "f75b40e3da2003cdd6e1829b1f420ca70797c34e",
+                         "mteb 2.26 ModelMeta, model_implementations/qwen_omni_lm.py", role="processor")
 _BATCH = "--batch-size 8 on 24 GB, 32 on 80 GB"
 
 MODELS = (
-    ModelMeta("lco-omni", "model", "lco-omni:DIR", "MLLM embedder", lco_from_spec,
+    ModelMeta("lco-omni", "model", "lco-omni:DIR_OR_HUB_ID", "MLLM embedder", lco_from_spec,
+              hub=(Pin("LCO-Embedding/LCO-Embedding-Omni-7B", "3d38f58aae1253a4443b1270b0767f1e533936cf",
+                       "mteb 2.26 ModelMeta, model_implementations/lco_embedding_models.py"),
+                   Pin("LCO-Embedding/LCO-Embedding-Omni-3B", "eea763cfaf673e955ae86c64968896a3fea70189",
+                       "mteb 2.26 ModelMeta, model_implementations/lco_embedding_models.py")),
               study="LCO-Embedding-Omni-3B, LCO-Embedding-Omni-7B", follows=RECIPES["lco-omni"].source,
               vram=f"~17 GB (7B) / ~9 GB (3B) bf16 weights; {_BATCH}", sample_rate="16 kHz", max_audio="30 s",
               packages=_PACKAGES, extra="paper-models",
               note="prompt '...Summarize the above audio in one word:', last token, L2"),
-    ModelMeta("e5-omni", "model", "e5-omni:DIR[,processor=QWEN_OMNI_DIR]", "MLLM embedder", e5_from_spec,
+    ModelMeta("e5-omni", "model", "e5-omni:DIR_OR_HUB_ID[,processor=QWEN_OMNI]", "MLLM embedder", e5_from_spec,
+              hub=(Pin("Haon-Chen/e5-omni-7B", "ffea4ae1382fc26dc9fc337a89ced3fab58e408b",
+                       "mteb 2.26 ModelMeta, model_implementations/e5_omni_models.py"),
+                   Pin("Haon-Chen/e5-omni-3B", "bc2c24d7596ea578d08adffd96146ed47b1e5f72",
+                       "mteb 2.26 ModelMeta, model_implementations/e5_omni_models.py"),
+                   _OMNI_PROCESSOR, _OMNI_PROCESSOR_3B),
               study="e5-omni-7B", follows=RECIPES["e5-omni"].source,
               vram=f"~17 GB bf16 weights (8.9B params); {_BATCH}", sample_rate="16 kHz", max_audio="30 s",
               packages=_PACKAGES, extra="paper-models",
               note="'Query: ' on queries, generation prompt + <|endoftext|>, last token, L2; processor from the "
                    "base Qwen2.5-Omni-7B if DIR has none"),
-    ModelMeta("omniembed", "model", "omniembed:LORA_DIR,base=THINKER_DIR[,processor=DIR]", "MLLM embedder",
+    ModelMeta("omniembed", "model", "omniembed:LORA[,base=THINKER][,processor=QWEN_OMNI]", "MLLM embedder",
               omniembed_from_spec, study="OmniEmbed-7B (v0.1)", follows=RECIPES["omniembed"].source,
+              hub=(Pin("Tevatron/OmniEmbed-v0.1", "fa8be315e74d07f563b07c0d053525de6dc7eda8",
+                       "mteb 2.26 ModelMeta, model_implementations/tevatron_omni_embed_models.py"),
+                   Pin("Tevatron/Qwen2.5-Omni-7B-Thinker", "main", "no public pinned revision: follows main",
+                       role="base"),
+                   _OMNI_PROCESSOR),
               vram=f"~17 GB bf16 weights (LoRA merged at load); {_BATCH}", sample_rate="16 kHz", max_audio="30 s",
               packages=_PACKAGES + ("peft",), extra="paper-models",
               note="LoRA on Tevatron/Qwen2.5-Omni-7B-Thinker; 'Query: ', no generation prompt, <|endoftext|>, "

@@ -1,4 +1,5 @@
-"""sentence-transformers text encoders from a local directory (`st:DIR`, `st:minilm`, `minilm`)."""
+"""sentence-transformers text encoders from a local directory or a Hub id (`st:DIR`, `st:ORG/NAME[@REV]`,
+`st:minilm`, `minilm`)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ class TextEncoder:
     """A sentence-transformers model loaded offline; encodes text to float32 vectors."""
 
     def __init__(self, location: str, options: ModelOptions) -> None:
-        path = minilm_path() if location == "minilm" else Path(location)
+        from reasonaudio.retrieval.weights import locate
+
+        path = locate(str(minilm_path()), options) if location == "minilm" else locate(location, options)
         if not path.exists():
             raise UserError(f"{path}: no such sentence-transformers model directory")
         st = require("sentence_transformers")
