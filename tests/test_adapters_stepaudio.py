@@ -43,5 +43,5 @@ def test_without_the_repository_code_the_user_is_told_to_pass_it(tmp_path: Path)
 
 
 def test_unknown_captioner_lists_stepaudio() -> None:
-    with pytest.raises(UserError, match="qwen2audio=DIR_OR_HUB_ID\[,max_new_tokens=N\] or stepaudio=DIR_OR_HUB_ID"):
+    with pytest.raises(UserError, match=r"qwen2audio=DIR_OR_HUB_ID\[,max_new_tokens=N\] or stepaudio=DIR_OR_HUB_ID"):
         load_model("two-stage:whisper=x+bm25")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 faiss = pytest.importorskip("faiss", reason="FAISS is the optional 'faiss' extra")
 
 from reasonaudio.evaluation.run import evaluate  # noqa: E402
-from reasonaudio.io.hub import load_beir  # noqa: E402
+from reasonaudio.io.beir import load_beir  # noqa: E402
 from reasonaudio.retrieval.adapters.precomputed import PrecomputedModel  # noqa: E402
 from reasonaudio.retrieval.certified import CertifiedRanker, choose_index, float32_score_error  # noqa: E402
 from reasonaudio.retrieval.index import EmbeddingRanker, l2_normalize  # noqa: E402

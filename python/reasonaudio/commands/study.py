@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"study: {row.name}: {spec}", flush=True)
             namespace = argparse.Namespace(
                 bench=args.bench, model=spec, out=out, force=out.exists(), batch_size=args.batch_size, search_batch=256,
-                bootstrap=args.bootstrap, seed=0, device=args.device, offline=args.offline, no_figures=True,
+                bootstrap=args.bootstrap, seed=0, device=args.device, offline=args.offline, no_figures=True, index="auto",
                 quiet=args.quiet)
             try:
                 eval_command.run(namespace)
