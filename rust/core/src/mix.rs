@@ -39,7 +39,12 @@ pub const DEFAULT_CEILING: f32 = 0.98;
 pub enum MixError {
     /// The bank's offsets do not bound its samples.
     #[error("atom_offsets must hold n_atoms + 1 non-decreasing values starting at 0 and ending at len(atom_audio) = {audio_len}; {what}")]
-    BadOffsets { audio_len: usize, what: String },
+    BadOffsets {
+        /// Length of the bank's samples.
+        audio_len: usize,
+        /// What is wrong.
+        what: String,
+    },
     /// The event columns differ in length.
     #[error("event columns have different lengths: {0}")]
     ColumnLengths(String),
@@ -48,30 +53,94 @@ pub enum MixError {
     PathCount(usize, usize),
     /// The events are not sorted by clip.
     #[error("events must be sorted by clip: row {row} has clip {clip} after clip {previous}")]
-    Unsorted { row: usize, clip: u32, previous: u32 },
+    Unsorted {
+        /// Row of the event columns.
+        row: usize,
+        /// Clip index.
+        clip: u32,
+        /// The clip of the row before.
+        previous: u32,
+    },
     /// An event names a clip past the last.
     #[error("row {row}: clip index {clip} is out of range (there are {n_clips} clips)")]
-    ClipOutOfRange { row: usize, clip: u32, n_clips: usize },
+    ClipOutOfRange {
+        /// Row of the event columns.
+        row: usize,
+        /// Clip index.
+        clip: u32,
+        /// Number of clips.
+        n_clips: usize,
+    },
     /// An event names an atom past the bank's last.
     #[error(
         "clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)"
     )]
-    AtomOutOfRange { clip: usize, event: usize, row: usize, atom: u32, n_atoms: usize },
+    AtomOutOfRange {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// Atom index.
+        atom: u32,
+        /// Number of atoms in the bank.
+        n_atoms: usize,
+    },
     /// An event names an empty atom.
     #[error("clip {clip}, event {event} (row {row}): atom {atom} is empty")]
-    EmptyAtom { clip: usize, event: usize, row: usize, atom: u32 },
+    EmptyAtom {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// Atom index.
+        atom: u32,
+    },
     /// An event does not lie inside its clip.
     #[error("clip {clip}, event {event} (row {row}): samples [{onset}, {onset} + {length}) lie outside the clip of {clip_length} samples (need onset >= 0, length > 0, onset + length <= clip length)")]
-    OutsideClip { clip: usize, event: usize, row: usize, onset: i64, length: i64, clip_length: i64 },
+    OutsideClip {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// The event's onset, in samples.
+        onset: i64,
+        /// The event's or clip's length, in samples.
+        length: i64,
+        /// The clip's length, in samples.
+        clip_length: i64,
+    },
     /// An event's gain is not finite.
     #[error("clip {clip}, event {event} (row {row}): gain_db {gain_db} does not give a finite gain")]
-    BadGain { clip: usize, event: usize, row: usize, gain_db: f32 },
+    BadGain {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// The event's gain in dB.
+        gain_db: f32,
+    },
     /// A clip's length is negative.
     #[error("clip {clip}: length {length} is negative")]
-    BadClipLength { clip: usize, length: i64 },
+    BadClipLength {
+        /// Clip index.
+        clip: usize,
+        /// The event's or clip's length, in samples.
+        length: i64,
+    },
     /// A mix holds NaN or infinity.
     #[error("clip {clip}: the mix contains non-finite samples (NaN or infinity in an atom?)")]
-    NonFinite { clip: usize },
+    NonFinite {
+        /// Clip index.
+        clip: usize,
+    },
     /// A rendering option is out of range.
     #[error("bad mix option: {0}")]
     BadOption(String),
@@ -81,7 +150,9 @@ pub enum MixError {
     /// A clip could not be encoded or written.
     #[error("clip {clip}: {source}")]
     Write {
+        /// Clip index.
         clip: usize,
+        /// The encoder's or the file system's error.
         #[source]
         source: WavError,
     },
@@ -90,7 +161,12 @@ pub enum MixError {
     Cancelled,
     /// A single clip was asked for past the corpus's last.
     #[error("clip {clip} is out of range (there are {n_clips} clips)")]
-    NoSuchClip { clip: usize, n_clips: usize },
+    NoSuchClip {
+        /// Clip index.
+        clip: usize,
+        /// Number of clips.
+        n_clips: usize,
+    },
     /// A scene column, bed, room or speed change is invalid.
     #[error("{0}")]
     Scene(String),
