@@ -6,7 +6,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use reasonaudio_core::mix::{self, AtomBank, EventColumns, EventSpan, MixOptions};
+use reasonaudio_core::cancel::Cancel;
+use reasonaudio_core::mix::{self, AtomBank, EventColumns, MixOptions};
+use reasonaudio_core::scene::render::{self, Corpus, CorpusOptions};
 use reasonaudio_core::wav::{self, AudioFormat};
 
 const SR: u32 = 16_000;
@@ -64,21 +66,19 @@ fn bench_mix(c: &mut Criterion) {
     let j = job(64);
     let bank = AtomBank::new(&j.audio, &j.offsets).unwrap();
     let opts = MixOptions::default();
-    let events: Vec<EventSpan> = (0..j.clip.len())
-        .filter(|&r| j.clip[r] == 0)
-        .map(|r| EventSpan { atom: j.atom[r], onset: j.onset[r], length: j.length[r], gain_db: j.gain_db[r] })
-        .collect();
+    let cols = EventColumns { clip: &j.clip, atom: &j.atom, onset: &j.onset, length: &j.length, gain_db: &j.gain_db };
+    let corpus = Corpus::clean(bank, cols, &j.clip_lengths);
 
     let mut g = c.benchmark_group("mix");
     g.measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500)).sample_size(20);
     g.throughput(Throughput::Elements(CLIP as u64));
     g.bench_function("render_clip_10s", |b| {
-        b.iter(|| black_box(mix::render_clip(&bank, &events, CLIP, &opts).unwrap()))
+        b.iter(|| black_box(render::render_clip(&corpus, 0, &opts, false).unwrap()))
     });
     let mut bytes = Vec::new();
     g.bench_function("render_clip_10s+encode_wav16", |b| {
         b.iter(|| {
-            let r = mix::render_clip(&bank, &events, CLIP, &opts).unwrap();
+            let r = render::render_clip(&corpus, 0, &opts, false).unwrap();
             wav::encode_wav16(&r.audio, SR, &mut bytes).unwrap();
             black_box(bytes.len())
         })
@@ -87,10 +87,10 @@ fn bench_mix(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("reasonaudio-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let paths = mix::numbered_paths(&dir, "clip", j.clip_lengths.len(), AudioFormat::Wav16);
-    let cols = EventColumns { clip: &j.clip, atom: &j.atom, onset: &j.onset, length: &j.length, gain_db: &j.gain_db };
+    let one = CorpusOptions { threads: 1, ..CorpusOptions::default() };
     g.throughput(Throughput::Elements(j.clip_lengths.len() as u64));
     g.bench_function("render_corpus_64x10s_wav16_1thread", |b| {
-        b.iter(|| mix::render_corpus(&bank, &cols, &j.clip_lengths, &paths, SR, AudioFormat::Wav16, &opts, 1).unwrap())
+        b.iter(|| render::render_corpus(&corpus, &paths, &opts, &one, Cancel::NEVER).unwrap())
     });
     g.finish();
     std::fs::remove_dir_all(&dir).unwrap();

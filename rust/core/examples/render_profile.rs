@@ -9,7 +9,8 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use reasonaudio_core::cancel::Cancel;
-use reasonaudio_core::mix::{self, AtomBank, ClipRenderer, CorpusOptions, Curves, EventColumns, EventSpan, MixOptions};
+use reasonaudio_core::mix::{self, AtomBank, Curves, EventColumns, EventSpan, MixOptions};
+use reasonaudio_core::scene::render::{self, Corpus, CorpusOptions, Renderer, Scratch};
 use reasonaudio_core::wav::{self, AudioFormat};
 use sha2::{Digest, Sha256};
 
@@ -56,9 +57,11 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("reasonaudio-profile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let paths = mix::numbered_paths(&dir, "c", n_clips, AudioFormat::Wav16);
-    let mut renderer = ClipRenderer::new(bank, &opts).unwrap();
-    let stats: Vec<_> = per_clip.iter().map(|ev| renderer.mix(ev, CLIP).unwrap()).collect();
-    let file = renderer.encode(AudioFormat::Wav16, SR, stats[n_clips - 1].gain).unwrap().to_vec();
+    let corpus = Corpus::clean(bank, cols, &lengths);
+    let renderer = Renderer::new(corpus, &opts).unwrap();
+    let mut scratch = Scratch::default();
+    let stats: Vec<_> = (0..n_clips).map(|c| renderer.mix(c, &mut scratch).unwrap()).collect();
+    let file = renderer.encode(&mut scratch, AudioFormat::Wav16, stats[n_clips - 1].gain).unwrap().to_vec();
     let curves = Curves::new(opts).unwrap();
     let (mut event, mut clip_buf, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
 
@@ -68,7 +71,7 @@ fn main() {
     // thread, and a two-pass pipeline (event buffer, then a separate limiter pass) built from the
     // public pieces for a same-run comparison.
     let names = [
-        "mix + peak (ClipRenderer::mix)",
+        "mix + peak (Renderer::mix)",
         "mix + limit + encode",
         "  + sha256 of the bytes",
         "write (tmp + rename)",
@@ -80,20 +83,20 @@ fn main() {
     let mut times = vec![vec![]; names.len()];
     for _ in 0..rounds {
         let t = Instant::now();
-        for ev in &per_clip {
-            std::hint::black_box(renderer.mix(ev, CLIP).unwrap());
+        for c in 0..n_clips {
+            std::hint::black_box(renderer.mix(c, &mut scratch).unwrap());
         }
         times[0].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        for ev in &per_clip {
-            let s = renderer.mix(ev, CLIP).unwrap();
-            std::hint::black_box(renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap());
+        for c in 0..n_clips {
+            let s = renderer.mix(c, &mut scratch).unwrap();
+            std::hint::black_box(renderer.encode(&mut scratch, AudioFormat::Wav16, s.gain).unwrap());
         }
         times[1].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        for ev in &per_clip {
-            let s = renderer.mix(ev, CLIP).unwrap();
-            let b = renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap();
+        for c in 0..n_clips {
+            let s = renderer.mix(c, &mut scratch).unwrap();
+            let b = renderer.encode(&mut scratch, AudioFormat::Wav16, s.gain).unwrap();
             std::hint::black_box(Sha256::digest(b));
         }
         times[2].push(t.elapsed().as_secs_f64());
@@ -103,12 +106,12 @@ fn main() {
         }
         times[3].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        mix::render_corpus(&bank, &cols, &lengths, &paths, SR, AudioFormat::Wav16, &opts, 1).unwrap();
+        let one = CorpusOptions { threads: 1, ..CorpusOptions::default() };
+        render::render_corpus(&corpus, &paths, &opts, &one, Cancel::NEVER).unwrap();
         times[4].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let corpus =
-            CorpusOptions { sample_rate: SR, format: AudioFormat::Wav16, threads: 1, sha256: true, atomic: true };
-        mix::render_corpus_report(&bank, &cols, &lengths, &paths, &opts, &corpus, Cancel::NEVER).unwrap();
+        let hashed = CorpusOptions { threads: 1, sha256: true, ..CorpusOptions::default() };
+        render::render_corpus(&corpus, &paths, &opts, &hashed, Cancel::NEVER).unwrap();
         times[5].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
         for ev in &per_clip {
@@ -118,9 +121,9 @@ fn main() {
         }
         times[6].push(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        for (ev, p) in per_clip.iter().zip(&paths) {
-            let s = renderer.mix(ev, CLIP).unwrap();
-            wav::write_atomic(p, renderer.encode(AudioFormat::Wav16, SR, s.gain).unwrap()).unwrap();
+        for (c, p) in paths.iter().enumerate() {
+            let s = renderer.mix(c, &mut scratch).unwrap();
+            wav::write_atomic(p, renderer.encode(&mut scratch, AudioFormat::Wav16, s.gain).unwrap()).unwrap();
         }
         times[7].push(t.elapsed().as_secs_f64());
     }

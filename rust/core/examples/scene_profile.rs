@@ -10,7 +10,7 @@ use rand_pcg::Pcg64;
 use reasonaudio_core::cancel::Cancel;
 use reasonaudio_core::mix::{self, AtomBank, EventColumns, MixOptions};
 use reasonaudio_core::scene::bed::{noise, Texture};
-use reasonaudio_core::scene::render::{render_corpus_scene, SceneColumns};
+use reasonaudio_core::scene::render::{render_corpus, Corpus, CorpusOptions, SceneColumns};
 use reasonaudio_core::scene::room::{prepare_ir, Convolver};
 use reasonaudio_core::wav::AudioFormat;
 
@@ -74,10 +74,9 @@ fn main() {
         ev_speed: &[],
         ev_pitch_cents: &[],
         ev_stretch: &[],
-        sample_rate: SR,
     };
     let variants = [
-        ("clean (render_corpus)", None),
+        ("clean (the empty scene)", None),
         ("bed", Some(SceneColumns { clip_bed: &beds, ..base })),
         ("room", Some(SceneColumns { clip_room: &rooms, ..base })),
         ("bed + room", Some(SceneColumns { clip_bed: &beds, clip_room: &rooms, ..base })),
@@ -91,28 +90,9 @@ fn main() {
     for _ in 0..rounds {
         for (i, (_, scene)) in variants.iter().enumerate() {
             let t = Instant::now();
-            match scene {
-                None => {
-                    mix::render_corpus(&bank, &cols, &lengths, &paths, SR, AudioFormat::Wav16, &opts, 1).unwrap();
-                }
-                Some(s) => {
-                    render_corpus_scene(
-                        &bank,
-                        &cols,
-                        &lengths,
-                        s,
-                        &paths,
-                        SR,
-                        AudioFormat::Wav16,
-                        &opts,
-                        1,
-                        false,
-                        true,
-                        Cancel::NEVER,
-                    )
-                    .unwrap();
-                }
-            }
+            let corpus = Corpus::clean(bank, cols, &lengths).in_scene(scene.unwrap_or(SceneColumns::EMPTY));
+            let one = CorpusOptions { threads: 1, ..CorpusOptions::default() };
+            render_corpus(&corpus, &paths, &opts, &one, Cancel::NEVER).unwrap();
             times[i].push(t.elapsed().as_secs_f64());
         }
         let t = Instant::now();

@@ -41,7 +41,7 @@ mod tests {
     /// Every long call refuses to start (or stops) once its flag is set, and writes nothing.
     #[test]
     fn set_flag_stops_every_long_call() {
-        use crate::{annotate, atoms, mix, plan, wav::AudioFormat};
+        use crate::{annotate, atoms, mix, plan, scene::render, wav::AudioFormat};
         let flag = AtomicBool::new(true);
         let c = Cancel::new(&flag);
 
@@ -75,8 +75,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let paths = mix::numbered_paths(&dir, "c", 2, AudioFormat::Flac16);
         let opts = mix::MixOptions::from_ms(8000, 1.0, 1.0, 0.98).unwrap();
-        let out =
-            mix::render_corpus_cancellable(&bank, &cols, &[200, 200], &paths, 8000, AudioFormat::Flac16, &opts, 1, c);
+        let corpus = render::Corpus::clean(bank, cols, &[200, 200]);
+        let out_opts = render::CorpusOptions { format: AudioFormat::Flac16, threads: 1, ..Default::default() };
+        let out = render::render_corpus(&corpus, &paths, &opts, &out_opts, c);
         assert!(matches!(out, Err(mix::MixError::Cancelled)));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written after cancellation");
         std::fs::remove_dir_all(&dir).unwrap();

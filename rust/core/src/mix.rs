@@ -1,4 +1,4 @@
-//! Sample-accurate mixing of clip plans into audio.
+//! Sample-accurate mixing primitives: the atom bank, event columns, loop/trim/fade, the limiter.
 //!
 //! A clip plan is a list of events; each event places one atom of the [`AtomBank`] at an
 //! integer `onset` sample for exactly `length` samples, at `gain_db`:
@@ -19,17 +19,13 @@
 //! `[-ceiling, ceiling]`: when the peak exceeds the ceiling the whole clip is scaled by
 //! `ceiling / peak`. It is linear (no clipping, no distortion) and leaves silence exactly 0.
 //!
-//! [`render_corpus`] renders many clips in parallel (rayon) and writes one file per clip; each
-//! clip depends only on its own events, so the files are byte-identical for any thread count.
+//! The renderer that puts these together, clip by clip and corpus by corpus (a clean clip being a
+//! clip in the empty scene), is [`crate::scene::render`].
 
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-use sha2::{Digest, Sha256};
-
-use crate::cancel::Cancel;
-use crate::wav::{self, AudioFormat, WavError};
+use crate::wav::{AudioFormat, WavError};
 
 /// Default boundary fade, in milliseconds.
 pub const DEFAULT_FADE_MS: f64 = 5.0;
@@ -41,42 +37,137 @@ pub const DEFAULT_CEILING: f32 = 0.98;
 /// Why a plan could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum MixError {
+    /// The bank's offsets do not bound its samples.
     #[error("atom_offsets must hold n_atoms + 1 non-decreasing values starting at 0 and ending at len(atom_audio) = {audio_len}; {what}")]
-    BadOffsets { audio_len: usize, what: String },
+    BadOffsets {
+        /// Length of the bank's samples.
+        audio_len: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The event columns differ in length.
     #[error("event columns have different lengths: {0}")]
     ColumnLengths(String),
+    /// Not one output path per clip.
     #[error("{0} clip lengths but {1} output paths")]
     PathCount(usize, usize),
+    /// The events are not sorted by clip.
     #[error("events must be sorted by clip: row {row} has clip {clip} after clip {previous}")]
-    Unsorted { row: usize, clip: u32, previous: u32 },
+    Unsorted {
+        /// Row of the event columns.
+        row: usize,
+        /// Clip index.
+        clip: u32,
+        /// The clip of the row before.
+        previous: u32,
+    },
+    /// An event names a clip past the last.
     #[error("row {row}: clip index {clip} is out of range (there are {n_clips} clips)")]
-    ClipOutOfRange { row: usize, clip: u32, n_clips: usize },
+    ClipOutOfRange {
+        /// Row of the event columns.
+        row: usize,
+        /// Clip index.
+        clip: u32,
+        /// Number of clips.
+        n_clips: usize,
+    },
+    /// An event names an atom past the bank's last.
     #[error(
         "clip {clip}, event {event} (row {row}): atom index {atom} is out of range (the bank has {n_atoms} atoms)"
     )]
-    AtomOutOfRange { clip: usize, event: usize, row: usize, atom: u32, n_atoms: usize },
+    AtomOutOfRange {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// Atom index.
+        atom: u32,
+        /// Number of atoms in the bank.
+        n_atoms: usize,
+    },
+    /// An event names an empty atom.
     #[error("clip {clip}, event {event} (row {row}): atom {atom} is empty")]
-    EmptyAtom { clip: usize, event: usize, row: usize, atom: u32 },
+    EmptyAtom {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// Atom index.
+        atom: u32,
+    },
+    /// An event does not lie inside its clip.
     #[error("clip {clip}, event {event} (row {row}): samples [{onset}, {onset} + {length}) lie outside the clip of {clip_length} samples (need onset >= 0, length > 0, onset + length <= clip length)")]
-    OutsideClip { clip: usize, event: usize, row: usize, onset: i64, length: i64, clip_length: i64 },
+    OutsideClip {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// The event's onset, in samples.
+        onset: i64,
+        /// The event's or clip's length, in samples.
+        length: i64,
+        /// The clip's length, in samples.
+        clip_length: i64,
+    },
+    /// An event's gain is not finite.
     #[error("clip {clip}, event {event} (row {row}): gain_db {gain_db} does not give a finite gain")]
-    BadGain { clip: usize, event: usize, row: usize, gain_db: f32 },
+    BadGain {
+        /// Clip index.
+        clip: usize,
+        /// Index of the event within its clip.
+        event: usize,
+        /// Row of the event columns.
+        row: usize,
+        /// The event's gain in dB.
+        gain_db: f32,
+    },
+    /// A clip's length is negative.
     #[error("clip {clip}: length {length} is negative")]
-    BadClipLength { clip: usize, length: i64 },
+    BadClipLength {
+        /// Clip index.
+        clip: usize,
+        /// The event's or clip's length, in samples.
+        length: i64,
+    },
+    /// A mix holds NaN or infinity.
     #[error("clip {clip}: the mix contains non-finite samples (NaN or infinity in an atom?)")]
-    NonFinite { clip: usize },
+    NonFinite {
+        /// Clip index.
+        clip: usize,
+    },
+    /// A rendering option is out of range.
     #[error("bad mix option: {0}")]
     BadOption(String),
+    /// The local thread pool could not be built.
     #[error("cannot build a thread pool: {0}")]
     ThreadPool(String),
+    /// A clip could not be encoded or written.
     #[error("clip {clip}: {source}")]
     Write {
+        /// Clip index.
         clip: usize,
+        /// The encoder's or the file system's error.
         #[source]
         source: WavError,
     },
+    /// The cancellation flag was set.
     #[error("rendering cancelled")]
     Cancelled,
+    /// A single clip was asked for past the corpus's last.
+    #[error("clip {clip} is out of range (there are {n_clips} clips)")]
+    NoSuchClip {
+        /// Clip index.
+        clip: usize,
+        /// Number of clips.
+        n_clips: usize,
+    },
+    /// A scene column, bed, room or speed change is invalid.
     #[error("{0}")]
     Scene(String),
 }
@@ -86,6 +177,11 @@ pub enum MixError {
 pub struct AtomBank<'a> {
     audio: &'a [f32],
     offsets: &'a [u64],
+}
+
+impl AtomBank<'static> {
+    /// The bank of no atom (what a scene without beds or rooms holds).
+    pub const EMPTY: Self = AtomBank { audio: &[], offsets: &[0] };
 }
 
 impl<'a> AtomBank<'a> {
@@ -129,15 +225,21 @@ impl<'a> AtomBank<'a> {
 /// One event of a clip: `length` samples of atom `atom` starting at sample `onset`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EventSpan {
+    /// Index of the atom in the bank.
     pub atom: u32,
+    /// First sample of the event in its clip.
     pub onset: i64,
+    /// Number of samples the event lasts (looped or trimmed to it).
     pub length: i64,
+    /// The event's gain in dB.
     pub gain_db: f32,
 }
 
-/// Rendering options, in samples.
+/// Rendering options, in samples at `sample_rate`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MixOptions {
+    /// The clips' sample rate (the pitch shifter's block sizes follow it).
+    pub sample_rate: u32,
     /// Raised-cosine fade-in and fade-out at each event boundary (0 disables).
     pub fade: usize,
     /// Equal-power crossfade between loop copies (shrunk to half the atom for short atoms).
@@ -155,8 +257,12 @@ impl MixOptions {
             }
             Ok((ms * f64::from(sample_rate) / 1000.0).round() as usize)
         };
-        let opts =
-            Self { fade: samples("fade_ms", fade_ms)?, crossfade: samples("crossfade_ms", crossfade_ms)?, ceiling };
+        let opts = Self {
+            sample_rate,
+            fade: samples("fade_ms", fade_ms)?,
+            crossfade: samples("crossfade_ms", crossfade_ms)?,
+            ceiling,
+        };
         opts.validate()?;
         Ok(opts)
     }
@@ -172,25 +278,8 @@ impl MixOptions {
 impl Default for MixOptions {
     /// 5 ms fades and 50 ms crossfades at 16 kHz, ceiling 0.98.
     fn default() -> Self {
-        Self { fade: 80, crossfade: 800, ceiling: DEFAULT_CEILING }
+        Self { sample_rate: 16_000, fade: 80, crossfade: 800, ceiling: DEFAULT_CEILING }
     }
-}
-
-/// A rendered clip: audio after limiting, its peak before limiting and the limiter's gain.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rendered {
-    pub audio: Vec<f32>,
-    /// Largest absolute sample of the mix before the limiter.
-    pub peak: f32,
-    /// Linear factor the limiter applied (1.0 when the peak was within the ceiling).
-    pub gain: f32,
-}
-
-/// Per-clip figures returned by [`render_corpus`].
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ClipStats {
-    pub peak: f32,
-    pub gain: f32,
 }
 
 /// Fade weights, precomputed once per render for the configured lengths; shorter (shrunk)
@@ -300,7 +389,7 @@ pub fn render_event(atom: &[f32], curves: &Curves, out: &mut [f32]) {
 /// order on every sample, so the sum is bit-identical to rendering the event into a buffer, scaling
 /// and adding it. Only the samples under a crossfade or a boundary fade take the per-sample path;
 /// the copies of the atom between them are one scaled add each (a loop the compiler vectorises).
-fn add_event(atom: &[f32], curves: &Curves, gain: f32, out: &mut [f32]) {
+pub(crate) fn add_event(atom: &[f32], curves: &Curves, gain: f32, out: &mut [f32]) {
     let length = out.len();
     let n = atom.len();
     let f = curves.opts.fade.min(length / 2);
@@ -421,13 +510,6 @@ impl Piece {
     }
 }
 
-/// Reusable per-thread buffers, so rendering many clips does not allocate per clip or event.
-#[derive(Default, Debug)]
-pub struct Scratch {
-    clip: Vec<f32>,
-    bytes: Vec<u8>,
-}
-
 pub(crate) fn db_to_gain(db: f32) -> f32 {
     10f64.powf(f64::from(db) / 20.0) as f32
 }
@@ -512,35 +594,6 @@ fn peak_and_finite_portable(x: &[f32]) -> (f32, bool) {
     (p, f)
 }
 
-/// Mixes one clip into `scratch.clip` and finds its limiter gain (not applied: see [`apply_gain`]);
-/// `first_row` is the row of the clip's first event in the corpus columns (for error messages).
-fn render_clip_into(
-    bank: &AtomBank,
-    events: impl ExactSizeIterator<Item = EventSpan>,
-    clip_length: i64,
-    curves: &Curves,
-    clip: usize,
-    first_row: usize,
-    scratch: &mut Scratch,
-) -> Result<ClipStats, MixError> {
-    if clip_length < 0 {
-        return Err(MixError::BadClipLength { clip, length: clip_length });
-    }
-    let out = &mut scratch.clip;
-    out.clear();
-    out.resize(clip_length as usize, 0.0);
-    for (event, ev) in events.enumerate() {
-        let atom = check_event(bank, &ev, clip_length, Where { clip, event, row: first_row + event })?;
-        let (onset, length) = (ev.onset as usize, ev.length as usize);
-        add_event(atom, curves, db_to_gain(ev.gain_db), &mut out[onset..onset + length]);
-    }
-    let (peak, finite) = peak_and_finite(out);
-    if !finite {
-        return Err(MixError::NonFinite { clip });
-    }
-    Ok(ClipStats { peak, gain: limiter_gain(peak, curves.opts.ceiling) })
-}
-
 /// The limiter's linear factor for a mix whose peak is `peak`: 1 within the ceiling, else the
 /// largest f32 at or below `ceiling / peak` whose product with the peak stays within the ceiling
 /// (the rounded quotient can put the scaled peak one step above it).
@@ -555,37 +608,18 @@ pub(crate) fn limiter_gain(peak: f32, ceiling: f32) -> f32 {
     gain
 }
 
-/// Applies the limiter's gain to a mix (what [`render_clip`] returns; the corpus writers apply it
-/// inside the encoder instead, [`wav::encode_scaled`], which gives the same bytes).
-fn apply_gain(out: &mut [f32], gain: f32) {
-    if gain != 1.0 {
-        out.iter_mut().for_each(|x| *x *= gain);
-    }
-}
-
-/// Renders one clip of `clip_length` samples from `events` (errors name it clip 0).
-///
-/// Every event must lie inside the clip and name an existing, non-empty atom.
-pub fn render_clip(
-    bank: &AtomBank,
-    events: &[EventSpan],
-    clip_length: i64,
-    opts: &MixOptions,
-) -> Result<Rendered, MixError> {
-    let curves = Curves::new(*opts)?;
-    let mut scratch = Scratch::default();
-    let stats = render_clip_into(bank, events.iter().copied(), clip_length, &curves, 0, 0, &mut scratch)?;
-    apply_gain(&mut scratch.clip, stats.gain);
-    Ok(Rendered { audio: scratch.clip, peak: stats.peak, gain: stats.gain })
-}
-
 /// The events of a whole corpus as columns, sorted by clip (then onset).
 #[derive(Clone, Copy, Debug)]
 pub struct EventColumns<'a> {
+    /// Per event: the clip it belongs to (non-decreasing).
     pub clip: &'a [u32],
+    /// Per event: [`EventSpan::atom`].
     pub atom: &'a [u32],
+    /// Per event: [`EventSpan::onset`].
     pub onset: &'a [i64],
+    /// Per event: [`EventSpan::length`].
     pub length: &'a [i64],
+    /// Per event: [`EventSpan::gain_db`].
     pub gain_db: &'a [f32],
 }
 
@@ -634,154 +668,6 @@ impl EventColumns<'_> {
     }
 }
 
-/// Renders every clip of a corpus and writes `paths[c]` for clip `c` in `format`.
-///
-/// The whole plan is validated before any file is written. Work runs on a local rayon pool of
-/// `threads` threads (0 = all cores); output bytes do not depend on the thread count.
-/// Returns the peak before limiting and the limiter gain of every clip.
-#[allow(clippy::too_many_arguments)]
-pub fn render_corpus<P: AsRef<Path> + Sync>(
-    bank: &AtomBank,
-    events: &EventColumns,
-    clip_lengths: &[i64],
-    paths: &[P],
-    sample_rate: u32,
-    format: AudioFormat,
-    opts: &MixOptions,
-    threads: usize,
-) -> Result<Vec<ClipStats>, MixError> {
-    render_corpus_cancellable(bank, events, clip_lengths, paths, sample_rate, format, opts, threads, Cancel::NEVER)
-}
-
-/// [`render_corpus`] that stops with [`MixError::Cancelled`] soon after `cancel` is set: checked
-/// before each clip, so every file written is whole (each is written to a temporary and renamed).
-#[allow(clippy::too_many_arguments)]
-pub fn render_corpus_cancellable<P: AsRef<Path> + Sync>(
-    bank: &AtomBank,
-    events: &EventColumns,
-    clip_lengths: &[i64],
-    paths: &[P],
-    sample_rate: u32,
-    format: AudioFormat,
-    opts: &MixOptions,
-    threads: usize,
-    cancel: Cancel<'_>,
-) -> Result<Vec<ClipStats>, MixError> {
-    let corpus = CorpusOptions { sample_rate, format, threads, sha256: false, atomic: true };
-    Ok(render_corpus_report(bank, events, clip_lengths, paths, opts, &corpus, cancel)?.stats)
-}
-
-/// How [`render_corpus_report`] writes a corpus.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CorpusOptions {
-    pub sample_rate: u32,
-    pub format: AudioFormat,
-    /// Threads of the local pool (0 = all cores).
-    pub threads: usize,
-    /// Also return the sha256 of every file's bytes (hashed while they are in memory).
-    pub sha256: bool,
-    /// Write each file through a temporary and a rename (false: straight to its name, for a
-    /// staged output directory renamed into place as a whole; see [`wav::write_file`]).
-    pub atomic: bool,
-}
-
-/// What [`render_corpus_report`] returns: every clip's limiter figures, and the sha256 of every
-/// file written when asked for (else empty).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CorpusReport {
-    pub stats: Vec<ClipStats>,
-    pub sha256: Vec<[u8; 32]>,
-}
-
-/// [`render_corpus_cancellable`], optionally hashing every file's bytes before they are written
-/// (the hash a re-read of the file would give, without reading it back).
-pub fn render_corpus_report<P: AsRef<Path> + Sync>(
-    bank: &AtomBank,
-    events: &EventColumns,
-    clip_lengths: &[i64],
-    paths: &[P],
-    opts: &MixOptions,
-    corpus: &CorpusOptions,
-    cancel: Cancel<'_>,
-) -> Result<CorpusReport, MixError> {
-    let n_clips = clip_lengths.len();
-    if paths.len() != n_clips {
-        return Err(MixError::PathCount(n_clips, paths.len()));
-    }
-    let curves = Curves::new(*opts)?;
-    let bounds = events.clip_bounds(n_clips)?;
-    for (clip, &clip_length) in clip_lengths.iter().enumerate() {
-        if clip_length < 0 {
-            return Err(MixError::BadClipLength { clip, length: clip_length });
-        }
-        for row in bounds[clip]..bounds[clip + 1] {
-            let at = Where { clip, event: row - bounds[clip], row };
-            check_event(bank, &events.row(row), clip_length, at)?;
-        }
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(corpus.threads)
-        .build()
-        .map_err(|e| MixError::ThreadPool(e.to_string()))?;
-    let CorpusOptions { sample_rate, format, sha256, atomic, .. } = *corpus;
-    let per_clip: Vec<(ClipStats, [u8; 32])> = pool.install(|| {
-        (0..n_clips)
-            .into_par_iter()
-            .map_init(Scratch::default, |scratch, clip| {
-                if cancel.is_set() {
-                    return Err(MixError::Cancelled);
-                }
-                let rows = bounds[clip]..bounds[clip + 1];
-                let first = rows.start;
-                let stats = render_clip_into(
-                    bank,
-                    rows.map(|r| events.row(r)),
-                    clip_lengths[clip],
-                    &curves,
-                    clip,
-                    first,
-                    scratch,
-                )?;
-                let write_err = |source| MixError::Write { clip, source };
-                wav::encode_scaled(format, &scratch.clip, stats.gain, sample_rate, &mut scratch.bytes)
-                    .map_err(write_err)?;
-                let digest = if sha256 { Sha256::digest(&scratch.bytes).into() } else { [0u8; 32] };
-                wav::write_file(paths[clip].as_ref(), &scratch.bytes, atomic).map_err(write_err)?;
-                Ok((stats, digest))
-            })
-            .collect::<Result<_, MixError>>()
-    })?;
-    let (stats, digests): (Vec<ClipStats>, Vec<[u8; 32]>) = per_clip.into_iter().unzip();
-    Ok(CorpusReport { stats, sha256: if sha256 { digests } else { Vec::new() } })
-}
-
-/// One thread's clip renderer, stage by stage (what [`render_corpus`] does per clip, for
-/// profiling): [`ClipRenderer::mix`] mixes a clip and finds its limiter gain,
-/// [`ClipRenderer::encode`] applies the gain while encoding.
-#[derive(Debug)]
-pub struct ClipRenderer<'a> {
-    bank: AtomBank<'a>,
-    curves: Curves,
-    scratch: Scratch,
-}
-
-impl<'a> ClipRenderer<'a> {
-    pub fn new(bank: AtomBank<'a>, opts: &MixOptions) -> Result<Self, MixError> {
-        Ok(Self { bank, curves: Curves::new(*opts)?, scratch: Scratch::default() })
-    }
-
-    /// Mixes one clip (kept inside) and returns its limiter figures.
-    pub fn mix(&mut self, events: &[EventSpan], clip_length: i64) -> Result<ClipStats, MixError> {
-        render_clip_into(&self.bank, events.iter().copied(), clip_length, &self.curves, 0, 0, &mut self.scratch)
-    }
-
-    /// The last mixed clip, limited by `gain` and encoded in `format`: the file's bytes.
-    pub fn encode(&mut self, format: AudioFormat, sample_rate: u32, gain: f32) -> Result<&[u8], WavError> {
-        wav::encode_scaled(format, &self.scratch.clip, gain, sample_rate, &mut self.scratch.bytes)?;
-        Ok(&self.scratch.bytes)
-    }
-}
-
 /// Convenience: paths `dir/<stem><index>.<ext>` for `n` clips (used by tests and benches).
 pub fn numbered_paths(dir: &Path, stem: &str, n: usize, format: AudioFormat) -> Vec<PathBuf> {
     (0..n).map(|i| dir.join(format!("{stem}{i:06}.{}", format.extension()))).collect()
@@ -790,6 +676,49 @@ pub fn numbered_paths(dir: &Path, stem: &str, n: usize, format: AudioFormat) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cancel::Cancel;
+    use crate::scene::render::{self, ClipStats, Corpus, CorpusOptions};
+    use crate::wav;
+    use sha2::{Digest, Sha256};
+
+    /// A clean clip through the renderer: (limited audio, peak, limiter gain).
+    #[derive(Debug)]
+    struct Rendered {
+        audio: Vec<f32>,
+        peak: f32,
+        gain: f32,
+    }
+
+    fn render_clip(
+        bank: &AtomBank,
+        events: &[EventSpan],
+        clip_length: i64,
+        opts: &MixOptions,
+    ) -> Result<Rendered, MixError> {
+        let clip = vec![0u32; events.len()];
+        let atom: Vec<u32> = events.iter().map(|e| e.atom).collect();
+        let onset: Vec<i64> = events.iter().map(|e| e.onset).collect();
+        let length: Vec<i64> = events.iter().map(|e| e.length).collect();
+        let gain_db: Vec<f32> = events.iter().map(|e| e.gain_db).collect();
+        let cols = EventColumns { clip: &clip, atom: &atom, onset: &onset, length: &length, gain_db: &gain_db };
+        let lens = [clip_length];
+        let r = render::render_clip(&Corpus::clean(*bank, cols, &lens), 0, opts, false)?;
+        Ok(Rendered { audio: r.audio, peak: r.stats.peak, gain: r.stats.gain })
+    }
+
+    /// A clean corpus at 16 kHz with the default options: every clip's figures.
+    fn render_corpus(
+        bank: &AtomBank,
+        cols: &EventColumns,
+        lens: &[i64],
+        paths: &[PathBuf],
+        format: AudioFormat,
+        threads: usize,
+    ) -> Result<Vec<ClipStats>, MixError> {
+        let opts = MixOptions::default();
+        let out = CorpusOptions { format, threads, ..CorpusOptions::default() };
+        Ok(render::render_corpus(&Corpus::clean(*bank, *cols, lens), paths, &opts, &out, Cancel::NEVER)?.clips)
+    }
 
     #[test]
     fn the_limited_peak_never_exceeds_the_ceiling() {
@@ -808,7 +737,7 @@ mod tests {
     use std::fs;
 
     fn no_fades(ceiling: f32) -> MixOptions {
-        MixOptions { fade: 0, crossfade: 0, ceiling }
+        MixOptions { sample_rate: 16_000, fade: 0, crossfade: 0, ceiling }
     }
 
     fn ev(atom: u32, onset: i64, length: i64, gain_db: f32) -> EventSpan {
@@ -840,7 +769,7 @@ mod tests {
     #[test]
     fn loop_and_trim_give_exact_lengths_and_content() {
         let atom: Vec<f32> = (0..1000).map(|i| ((i as f32) * 0.05).sin() * 0.5).collect();
-        let curves = Curves::new(MixOptions { fade: 0, crossfade: 100, ceiling: 0.98 }).unwrap();
+        let curves = Curves::new(MixOptions { sample_rate: 16_000, fade: 0, crossfade: 100, ceiling: 0.98 }).unwrap();
         for length in [1usize, 10, 999, 1000, 1001, 1899, 1900, 1901, 5000, 12345] {
             let mut out = vec![f32::NAN; length];
             render_event(&atom, &curves, &mut out);
@@ -867,7 +796,7 @@ mod tests {
             .collect();
         let option_sets = [(0usize, 0usize), (80, 800), (80, 0), (0, 800), (3, 5), (500, 100)];
         for (fade, crossfade) in option_sets {
-            let curves = Curves::new(MixOptions { fade, crossfade, ceiling: 0.98 }).unwrap();
+            let curves = Curves::new(MixOptions { sample_rate: 16_000, fade, crossfade, ceiling: 0.98 }).unwrap();
             for atom in &atoms {
                 for length in [1usize, 2, 5, 159, 160, 161, 321, 999, 1000, 1001, 1600, 2401, 5003, 12_000] {
                     let gain = db_to_gain(-3.7);
@@ -895,7 +824,7 @@ mod tests {
         let max_step_in_atom = atom.windows(2).map(|w| (w[1] - w[0]).abs()).fold(0.0f32, f32::max);
         let naive_jump = (atom[0] - atom[n - 1]).abs();
         assert!(naive_jump > 5.0 * max_step_in_atom, "test atom must have a real seam");
-        let curves = Curves::new(MixOptions { fade: 0, crossfade: 200, ceiling: 0.98 }).unwrap();
+        let curves = Curves::new(MixOptions { sample_rate: 16_000, fade: 0, crossfade: 200, ceiling: 0.98 }).unwrap();
         let mut out = vec![0.0; 4 * n];
         render_event(&atom, &curves, &mut out);
         let max_step = out.windows(2).map(|w| (w[1] - w[0]).abs()).fold(0.0f32, f32::max);
@@ -907,7 +836,7 @@ mod tests {
     #[test]
     fn crossfade_shrinks_for_short_atoms() {
         let atom = [0.5f32, -0.5, 0.25];
-        let curves = Curves::new(MixOptions { fade: 0, crossfade: 800, ceiling: 0.98 }).unwrap();
+        let curves = Curves::new(MixOptions { sample_rate: 16_000, fade: 0, crossfade: 800, ceiling: 0.98 }).unwrap();
         let mut out = vec![0.0; 50];
         render_event(&atom, &curves, &mut out);
         assert!(out.iter().all(|x| x.is_finite() && x.abs() <= 1.0));
@@ -917,7 +846,7 @@ mod tests {
     #[test]
     fn fades_are_raised_cosine_and_symmetric() {
         let atom = vec![1.0f32; 100];
-        let curves = Curves::new(MixOptions { fade: 10, crossfade: 0, ceiling: 0.98 }).unwrap();
+        let curves = Curves::new(MixOptions { sample_rate: 16_000, fade: 10, crossfade: 0, ceiling: 0.98 }).unwrap();
         let mut out = vec![0.0; 100];
         render_event(&atom, &curves, &mut out);
         assert!(out[0] > 0.0 && out[0] < 0.05);
@@ -1033,8 +962,7 @@ mod tests {
             for threads in [1usize, 2, 3] {
                 let d = tmpdir(&format!("{format}-{threads}"));
                 let paths = numbered_paths(&d, "clip", lens.len(), format);
-                let stats =
-                    render_corpus(&bank, &cols, &lens, &paths, 16000, format, &MixOptions::default(), threads).unwrap();
+                let stats = render_corpus(&bank, &cols, &lens, &paths, format, threads).unwrap();
                 let bytes: Vec<Vec<u8>> = paths.iter().map(|p| fs::read(p).unwrap()).collect();
                 assert!(fs::read_dir(&d).unwrap().all(|e| !e.unwrap().path().to_string_lossy().ends_with(".tmp")));
                 fs::remove_dir_all(&d).unwrap();
@@ -1053,7 +981,7 @@ mod tests {
         let d = tmpdir("hound");
         let paths = numbered_paths(&d, "clip", lens.len(), AudioFormat::Wav16);
         let opts = MixOptions::default();
-        let stats = render_corpus(&bank, &cols, &lens, &paths, 16000, AudioFormat::Wav16, &opts, 2).unwrap();
+        let stats = render_corpus(&bank, &cols, &lens, &paths, AudioFormat::Wav16, 2).unwrap();
         let bounds = cols.clip_bounds(lens.len()).unwrap();
         for clip in 0..lens.len() {
             let events: Vec<EventSpan> = (bounds[clip]..bounds[clip + 1]).map(|r| cols.row(r)).collect();
@@ -1081,14 +1009,9 @@ mod tests {
         for format in [AudioFormat::Wav16, AudioFormat::WavF32, AudioFormat::Flac16] {
             let d = tmpdir(&format!("report-{format}"));
             let paths = numbered_paths(&d, "clip", lens.len(), format);
-            let corpus = CorpusOptions {
-                sample_rate: 16000,
-                format,
-                threads: 2,
-                sha256: true,
-                atomic: format == AudioFormat::Wav16,
-            };
-            let report = render_corpus_report(&bank, &cols, &lens, &paths, &opts, &corpus, Cancel::NEVER).unwrap();
+            let out = CorpusOptions { format, threads: 2, sha256: true, atomic: format == AudioFormat::Wav16 };
+            let corpus = Corpus::clean(bank, cols, &lens);
+            let report = render::render_corpus(&corpus, &paths, &opts, &out, Cancel::NEVER).unwrap();
             assert_eq!(report.sha256.len(), lens.len());
             let bounds = cols.clip_bounds(lens.len()).unwrap();
             for clip in 0..lens.len() {
@@ -1100,10 +1023,10 @@ mod tests {
                 let mut want = Vec::new();
                 wav::encode(format, &r.audio, 16000, &mut want).unwrap();
                 assert!(bytes == want, "{format} clip {clip}");
-                assert_eq!((r.peak, r.gain), (report.stats[clip].peak, report.stats[clip].gain));
+                assert_eq!((r.peak, r.gain), (report.clips[clip].peak, report.clips[clip].gain));
             }
-            let plain = render_corpus(&bank, &cols, &lens, &paths, 16000, format, &opts, 1).unwrap();
-            assert_eq!(plain, report.stats);
+            let plain = render_corpus(&bank, &cols, &lens, &paths, format, 1).unwrap();
+            assert_eq!(plain, report.clips);
             fs::remove_dir_all(&d).unwrap();
         }
     }
@@ -1117,15 +1040,13 @@ mod tests {
         let cols = EventColumns { clip: &c, atom: &a, onset: &o, length: &l, gain_db: &g };
         let d = tmpdir("invalid");
         let paths = numbered_paths(&d, "clip", lens.len(), AudioFormat::Wav16);
-        let e = render_corpus(&bank, &cols, &lens, &paths, 16000, AudioFormat::Wav16, &MixOptions::default(), 2)
-            .unwrap_err()
-            .to_string();
+        let e = render_corpus(&bank, &cols, &lens, &paths, AudioFormat::Wav16, 2).unwrap_err().to_string();
         assert!(e.contains("clip 11") && e.contains(&format!("row {last}")), "{e}");
         assert_eq!(fs::read_dir(&d).unwrap().count(), 0, "no file may be written for an invalid plan");
         let mut unsorted = c.clone();
         unsorted.swap(0, last);
         let cols = EventColumns { clip: &unsorted, atom: &a, onset: &o, length: &l, gain_db: &g };
-        let e = render_corpus(&bank, &cols, &lens, &paths, 16000, AudioFormat::Wav16, &MixOptions::default(), 2);
+        let e = render_corpus(&bank, &cols, &lens, &paths, AudioFormat::Wav16, 2);
         assert!(matches!(e, Err(MixError::Unsorted { .. })));
         fs::remove_dir_all(&d).unwrap();
     }

@@ -10,7 +10,8 @@ use numpy::{Element, IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, Py
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use reasonaudio_core::cancel::Cancel;
-use reasonaudio_core::mix::{self, AtomBank, EventColumns, EventSpan, MixOptions};
+use reasonaudio_core::mix::{self, AtomBank, EventColumns, MixOptions};
+use reasonaudio_core::scene::render::{self, Corpus, CorpusOptions, Rendered};
 use reasonaudio_core::wav::AudioFormat;
 
 use crate::errors::{interruptible, AudioWriteError, ColumnTypeError, MixError};
@@ -92,7 +93,7 @@ fn render_corpus<'py>(
     let gain_db = column::<f32>(ev_gain_db, "ev_gain_db", "float32")?;
     let lens = column::<i64>(clip_lengths, "clip_lengths", "int64")?;
     let format: AudioFormat = format.parse().map_err(value_error)?;
-    let (sr, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
+    let (_, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
 
     let bank = AtomBank::new(audio.as_slice()?, offsets.as_slice()?).map_err(value_error)?;
     let cols = EventColumns {
@@ -103,15 +104,14 @@ fn render_corpus<'py>(
         gain_db: gain_db.as_slice()?,
     };
     let lens = lens.as_slice()?;
-    let corpus = mix::CorpusOptions { sample_rate: sr, format, threads, sha256, atomic };
-    let report = interruptible(py, |flag| {
-        mix::render_corpus_report(&bank, &cols, lens, &paths, &opts, &corpus, Cancel::new(flag))
-    })?
-    .map_err(|e| match e {
-        mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
-        other => value_error(other),
-    })?;
-    let stats = &report.stats;
+    let out = CorpusOptions { format, threads, sha256, atomic };
+    let corpus = Corpus::clean(bank, cols, lens);
+    let report = interruptible(py, |flag| render::render_corpus(&corpus, &paths, &opts, &out, Cancel::new(flag)))?
+        .map_err(|e| match e {
+            mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
+            other => value_error(other),
+        })?;
+    let stats = &report.clips;
     let out = PyDict::new_bound(py);
     out.set_item("peak", stats.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("gain", stats.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
@@ -141,7 +141,7 @@ fn render_one<'py>(
     fade_ms: f64,
     crossfade_ms: f64,
     ceiling: f32,
-) -> PyResult<mix::Rendered> {
+) -> PyResult<Rendered> {
     let audio = column::<f32>(atom_audio, "atom_audio", "float32")?;
     let offsets = column::<u64>(atom_offsets, "atom_offsets", "uint64")?;
     let atom = column::<u32>(ev_atom, "ev_atom", "uint32")?;
@@ -160,9 +160,11 @@ fn render_one<'py>(
             gain_db.len()
         )));
     }
-    let events: Vec<EventSpan> =
-        (0..n).map(|i| EventSpan { atom: atom[i], onset: onset[i], length: length[i], gain_db: gain_db[i] }).collect();
-    let rendered = py.allow_threads(|| mix::render_clip(&bank, &events, clip_length, &opts)).map_err(value_error)?;
+    let clip = vec![0u32; n];
+    let cols = EventColumns { clip: &clip, atom, onset, length, gain_db };
+    let lens = [clip_length];
+    let corpus = Corpus::clean(bank, cols, &lens);
+    let rendered = py.allow_threads(|| render::render_clip(&corpus, 0, &opts, false)).map_err(value_error)?;
     Ok(rendered)
 }
 
@@ -236,7 +238,7 @@ fn mix_clip<'py>(
         crossfade_ms,
         ceiling,
     )?;
-    Ok((rendered.audio.into_pyarray_bound(py), rendered.peak, rendered.gain))
+    Ok((rendered.audio.into_pyarray_bound(py), rendered.stats.peak, rendered.stats.gain))
 }
 
 /// Encodes float32 samples as a complete audio file in memory ("wav16", "wav_f32" or "flac16"),

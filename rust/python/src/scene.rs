@@ -9,8 +9,8 @@ use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use reasonaudio_core::cancel::Cancel;
-use reasonaudio_core::mix::{AtomBank, EventColumns, EventSpan};
-use reasonaudio_core::scene::render::{self, SceneColumns};
+use reasonaudio_core::mix::{AtomBank, EventColumns};
+use reasonaudio_core::scene::render::{self, Corpus, CorpusOptions, SceneColumns};
 use reasonaudio_core::scene::{bed, room, shift, stretch};
 use reasonaudio_core::wav::AudioFormat;
 
@@ -207,7 +207,7 @@ fn render_corpus_scene<'py>(
     let ev_cents = optional::<i32>(ev_pitch_cents, "ev_pitch_cents", "int32")?;
     let ev_stretch = optional::<u32>(ev_stretch, "ev_stretch", "uint32")?;
     let format: AudioFormat = format.parse().map_err(value_error)?;
-    let (sr, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
+    let (_, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
 
     let atoms = bank(audio.as_slice()?, offsets.as_slice()?)?;
     let cols = EventColumns {
@@ -227,29 +227,14 @@ fn render_corpus_scene<'py>(
         ev_speed: ev_speed.as_slice()?,
         ev_pitch_cents: slice_or_empty(&ev_cents)?,
         ev_stretch: slice_or_empty(&ev_stretch)?,
-        sample_rate: sr,
     };
-    let lens = lens.as_slice()?;
-    let report = interruptible(py, |flag| {
-        render::render_corpus_scene(
-            &atoms,
-            &cols,
-            lens,
-            &scene,
-            &paths,
-            sr,
-            format,
-            &opts,
-            threads,
-            sha256,
-            atomic,
-            Cancel::new(flag),
-        )
-    })?
-    .map_err(|e| match e {
-        reasonaudio_core::mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
-        other => value_error(other),
-    })?;
+    let corpus = Corpus::clean(atoms, cols, lens.as_slice()?).in_scene(scene);
+    let out = CorpusOptions { format, threads, sha256, atomic };
+    let report = interruptible(py, |flag| render::render_corpus(&corpus, &paths, &opts, &out, Cancel::new(flag)))?
+        .map_err(|e| match e {
+            reasonaudio_core::mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
+            other => value_error(other),
+        })?;
     let out = PyDict::new_bound(py);
     out.set_item("peak", report.clips.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
     out.set_item("gain", report.clips.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
@@ -302,7 +287,7 @@ fn render_clip_scene<'py>(
     let speeds = ev_speed.map(|s| column::<u32>(s, "ev_speed", "uint32")).transpose()?;
     let ev_cents = optional::<i32>(ev_pitch_cents, "ev_pitch_cents", "int32")?;
     let ev_stretch = optional::<u32>(ev_stretch, "ev_stretch", "uint32")?;
-    let (sr, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
+    let (_, opts) = options(sample_rate, fade_ms, crossfade_ms, ceiling)?;
     let atoms = bank(audio.as_slice()?, offsets.as_slice()?)?;
     let (atom, onset, length, gain_db) = (atom.as_slice()?, onset.as_slice()?, length.as_slice()?, gain_db.as_slice()?);
     let n = atom.len();
@@ -314,8 +299,8 @@ fn render_clip_scene<'py>(
             gain_db.len()
         )));
     }
-    let events: Vec<EventSpan> =
-        (0..n).map(|i| EventSpan { atom: atom[i], onset: onset[i], length: length[i], gain_db: gain_db[i] }).collect();
+    let clip = vec![0u32; n];
+    let cols = EventColumns { clip: &clip, atom, onset, length, gain_db };
     let bed_slice = slice_or_empty(&bed)?;
     let room_slice = slice_or_empty(&room)?;
     let speed_slice = slice_or_empty(&speeds)?;
@@ -330,24 +315,24 @@ fn render_clip_scene<'py>(
         clip_bed_start: &[bed_start],
         clip_snr_db: &[snr_db],
         clip_room: &clip_room,
-        ev_speed: &[],
+        ev_speed: speed_slice,
         ev_pitch_cents: slice_or_empty(&ev_cents)?,
         ev_stretch: slice_or_empty(&ev_stretch)?,
-        sample_rate: sr,
     };
-    let r = py
-        .allow_threads(|| render::render_clip_scene(&atoms, &events, speed_slice, clip_length, &scene, &opts))
-        .map_err(value_error)?;
+    let lens = [clip_length];
+    let corpus = Corpus::clean(atoms, cols, &lens).in_scene(scene);
+    let r = py.allow_threads(|| render::render_clip(&corpus, 0, &opts, true)).map_err(value_error)?;
+    let kept = r.stems.expect("asked for");
     let len = r.audio.len();
-    let mut stems = Array2::<f32>::zeros((r.event_stems.len(), len));
-    for (mut row, stem) in stems.rows_mut().into_iter().zip(&r.event_stems) {
+    let mut stems = Array2::<f32>::zeros((kept.events.len(), len));
+    for (mut row, stem) in stems.rows_mut().into_iter().zip(&kept.events) {
         row.iter_mut().zip(stem).for_each(|(d, &s)| *d = s);
     }
     let out = PyDict::new_bound(py);
     out.set_item("audio", r.audio.into_pyarray_bound(py))?;
     let stems: Bound<'py, PyArray2<f32>> = stems.into_pyarray_bound(py);
     out.set_item("events", stems)?;
-    out.set_item("bed", r.bed.into_pyarray_bound(py))?;
+    out.set_item("bed", kept.bed.into_pyarray_bound(py))?;
     out.set_item("peak", r.stats.peak)?;
     out.set_item("gain", r.stats.gain)?;
     out.set_item("bed_gain", r.stats.bed_gain)?;

@@ -266,8 +266,9 @@ mod tests {
     #[test]
     fn bed_fill_crops_and_loops_from_the_start_sample() {
         let source: Vec<f32> = (0..1000).map(|i| ((i as f32) * 0.01).sin()).collect();
-        let loop_curves = Curves::new(MixOptions { fade: 0, crossfade: 100, ceiling: 1.0 }).unwrap();
-        let edge = Curves::new(MixOptions { fade: 0, crossfade: 0, ceiling: 1.0 }).unwrap();
+        let loop_curves =
+            Curves::new(MixOptions { sample_rate: 16_000, fade: 0, crossfade: 100, ceiling: 1.0 }).unwrap();
+        let edge = Curves::new(MixOptions { sample_rate: 16_000, fade: 0, crossfade: 0, ceiling: 1.0 }).unwrap();
         let mut tmp = Vec::new();
         let mut out = vec![0.0; 300];
         fill_bed(&source, 200, &loop_curves, &edge, &mut tmp, &mut out);
@@ -282,15 +283,16 @@ mod tests {
         // the second copy starts at loop sample 900 (period 1000 - 100); its body is the source's
         assert!(long[900 - 700 + 100..900 - 700 + 900] == source[100..900]);
         assert!(long[900 - 700 + 100 + 900..900 - 700 + 900 + 900] == source[100..900]);
-        let faded = Curves::new(MixOptions { fade: 10, crossfade: 0, ceiling: 1.0 }).unwrap();
+        let faded = Curves::new(MixOptions { sample_rate: 16_000, fade: 10, crossfade: 0, ceiling: 1.0 }).unwrap();
         fill_bed(&source, 200, &loop_curves, &faded, &mut tmp, &mut out);
         assert!(out[0].abs() < source[200].abs() && out[150] == source[350]);
     }
 
     #[test]
     fn the_periodic_fill_equals_the_rendered_loop() {
-        let loop_curves = Curves::new(MixOptions { fade: 0, crossfade: 100, ceiling: 1.0 }).unwrap();
-        let edge = Curves::new(MixOptions { fade: 7, crossfade: 0, ceiling: 1.0 }).unwrap();
+        let loop_curves =
+            Curves::new(MixOptions { sample_rate: 16_000, fade: 0, crossfade: 100, ceiling: 1.0 }).unwrap();
+        let edge = Curves::new(MixOptions { sample_rate: 16_000, fade: 7, crossfade: 0, ceiling: 1.0 }).unwrap();
         for n in [1usize, 3, 150, 1000, 1001] {
             let source: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.37).sin() + 0.1).collect();
             let period = loop_period(&source, &loop_curves);

@@ -1,18 +1,25 @@
-//! Rendering clips in a scene: the clean mixer's events, each optionally played at another speed
-//! and convolved with its clip's room, plus a background bed at the gain that makes every event's
-//! SNR at least the clip's `background_snr_db` (contract §5), then the mixer's linear limiter.
+//! The renderer: clips of a [`Corpus`] mixed, each event optionally played at another speed and
+//! convolved with its clip's room, plus a background bed at the gain that makes every event's SNR
+//! at least the clip's `background_snr_db` (contract §5), then the mixer's linear limiter. A clean
+//! clip is a clip in the empty scene ([`SceneColumns::EMPTY`]): no bed, no room, no speed change.
 //!
-//! Per event, in order: its atom (varispeed when `ev_speed != SPEED_DEN`), looped/trimmed and
-//! faded exactly as [`crate::mix::render_event`] does, scaled by its gain; with a room, convolved
-//! with the room's prepared response (its wet signal starts at the dry onset and rings on after
-//! the dry offset, cut at the clip end); its energy `E_i` over its dry extent is measured on that
-//! signal; it is added into the clip. Each event is convolved on its own, not the events' sum,
-//! because §5's inequality is about each event's own signal. Then the bed (see
-//! [`crate::scene::bed`]) at its gain is added, and the whole clip limited.
+//! Per event, in order: its atom (varispeed when its speed is not `SPEED_DEN`, then the independent
+//! pitch shift and stretch), looped/trimmed and faded exactly as [`crate::mix::render_event`] does,
+//! scaled by its gain; with a room, convolved with the room's prepared response (its wet signal
+//! starts at the dry onset and rings on after the dry offset, cut at the clip end); its energy `E_i`
+//! over its dry extent is measured on that signal; it is added into the clip. Each event is
+//! convolved on its own, not the events' sum, because §5's inequality is about each event's own
+//! signal. Then the bed (see [`crate::scene::bed`]) at its gain is added, and the whole clip
+//! limited. An event that needs neither its own signal (no bed, no room, no stems) is added in one
+//! pass ([`crate::mix`]'s `add_event`), the same float32 operations in the same order.
 //!
-//! A clip with no bed, no room and unchanged speeds goes through exactly the clean mixer's
-//! arithmetic: its bytes equal [`crate::mix::render_corpus`]'s (tested).
+//! [`render_corpus`] is the one corpus orchestrator: it validates the whole corpus before anything
+//! is written, renders on a local rayon pool with per-thread [`Scratch`] buffers, encodes with the
+//! limiter's gain applied in the encoder, hashes the bytes when asked and writes one file per clip;
+//! each clip depends only on its own events and scene, so the files are byte-identical for any
+//! thread count. [`render_clip`] renders one clip of a corpus, with its stems when asked.
 
+use std::ops::Range;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -20,76 +27,179 @@ use sha2::{Digest, Sha256};
 
 use crate::cancel::Cancel;
 use crate::mix::{
-    check_event, db_to_gain, limiter_gain, peak_and_finite, render_event, AtomBank, Curves, EventColumns, EventSpan,
+    add_event, check_event, db_to_gain, limiter_gain, peak_and_finite, render_event, AtomBank, Curves, EventColumns,
     MixError, MixOptions, Where,
 };
 use crate::scene::bed::{self, SNR_HEADROOM_DB};
 use crate::scene::room::{Convolver, SpectrumTable};
 use crate::scene::shift::{self, STRETCH_DEN};
 use crate::scene::stretch::{self, SPEED_DEN, SPEED_MAX, SPEED_MIN};
-use crate::wav::{self, AudioFormat};
+use crate::wav::{self, AudioFormat, WavError};
 
-/// The scene inputs of a corpus (or of one clip, with one-element clip columns).
+/// The scene inputs of a corpus: the bed and room banks, per-clip draws and per-event changes.
+/// Every column may be empty, which means "none" for every clip or event.
 #[derive(Clone, Copy, Debug)]
 pub struct SceneColumns<'a> {
     /// Unit-level bed sources.
     pub beds: AtomBank<'a>,
     /// Prepared room responses ([`crate::scene::room::prepare_ir`]).
     pub rooms: AtomBank<'a>,
-    /// Per clip: index into `beds`, or -1 for no bed.
+    /// Per clip: index into `beds`, or -1 for no bed (empty: no clip has a bed).
     pub clip_bed: &'a [i32],
-    /// Per clip: the sample of the bed's loop at which the clip starts (`< len(bed source)`).
+    /// Per clip: the sample of the bed's loop at which the clip starts (`< len(bed source)`); as
+    /// long as `clip_bed`.
     pub clip_bed_start: &'a [i64],
-    /// Per clip: the target SNR s in dB (finite where the clip has a bed; ignored otherwise).
+    /// Per clip: the target SNR s in dB (finite where the clip has a bed; ignored otherwise); as
+    /// long as `clip_bed`.
     pub clip_snr_db: &'a [f32],
-    /// Per clip: index into `rooms`, or -1 for a dry clip.
+    /// Per clip: index into `rooms`, or -1 for a dry clip (empty: every clip is dry).
     pub clip_room: &'a [i32],
-    /// Per event: playback speed numerator over [`SPEED_DEN`]; empty means every event unchanged.
+    /// Per event: playback speed numerator over [`SPEED_DEN`] (empty: every event unchanged).
     pub ev_speed: &'a [u32],
-    /// Per event: pitch shift in cents with the length kept ([`shift`]); empty means none.
+    /// Per event: pitch shift in cents with the length kept ([`shift`]; empty: none).
     pub ev_pitch_cents: &'a [i32],
-    /// Per event: the length factor over [`STRETCH_DEN`] with the pitch kept; empty means none.
+    /// Per event: the length factor over [`STRETCH_DEN`] with the pitch kept (empty: none).
     pub ev_stretch: &'a [u32],
-    /// The corpus's sample rate (the stretcher's block sizes follow it; unused without shifts).
-    pub sample_rate: u32,
 }
 
-/// What the scene renderer reports for one clip.
+impl SceneColumns<'static> {
+    /// The empty scene: what a clean corpus renders in.
+    pub const EMPTY: Self = SceneColumns {
+        beds: AtomBank::EMPTY,
+        rooms: AtomBank::EMPTY,
+        clip_bed: &[],
+        clip_bed_start: &[],
+        clip_snr_db: &[],
+        clip_room: &[],
+        ev_speed: &[],
+        ev_pitch_cents: &[],
+        ev_stretch: &[],
+    };
+}
+
+impl SceneColumns<'_> {
+    /// Clip `clip`'s bed index, -1 for none.
+    fn bed(&self, clip: usize) -> i32 {
+        self.clip_bed.get(clip).copied().unwrap_or(-1)
+    }
+
+    /// Clip `clip`'s room index, -1 for none.
+    fn room(&self, clip: usize) -> i32 {
+        self.clip_room.get(clip).copied().unwrap_or(-1)
+    }
+
+    /// Event `row`'s speed numerator; `SPEED_DEN` where the column is empty.
+    fn speed(&self, row: usize) -> u32 {
+        self.ev_speed.get(row).copied().unwrap_or(SPEED_DEN)
+    }
+
+    /// Event `row`'s (cents, stretch numerator); (0, STRETCH_DEN) where the columns are empty.
+    fn shift(&self, row: usize) -> (i32, u32) {
+        (self.ev_pitch_cents.get(row).copied().unwrap_or(0), self.ev_stretch.get(row).copied().unwrap_or(STRETCH_DEN))
+    }
+}
+
+/// Everything a render reads: the atoms, the events sorted by clip, every clip's length and the
+/// scene ([`SceneColumns::EMPTY`] for a clean corpus).
+#[derive(Clone, Copy, Debug)]
+pub struct Corpus<'a> {
+    /// The sounds the events place.
+    pub atoms: AtomBank<'a>,
+    /// The events, sorted by clip (then onset).
+    pub events: EventColumns<'a>,
+    /// Every clip's length in samples.
+    pub clip_lengths: &'a [i64],
+    /// The scene the clips are rendered in.
+    pub scene: SceneColumns<'a>,
+}
+
+impl<'a> Corpus<'a> {
+    /// A corpus in the empty scene.
+    pub fn clean(atoms: AtomBank<'a>, events: EventColumns<'a>, clip_lengths: &'a [i64]) -> Self {
+        Corpus { atoms, events, clip_lengths, scene: SceneColumns::EMPTY }
+    }
+
+    /// The same corpus in `scene`.
+    pub fn in_scene(self, scene: SceneColumns<'a>) -> Self {
+        Corpus { scene, ..self }
+    }
+
+    /// Number of clips.
+    pub fn n_clips(&self) -> usize {
+        self.clip_lengths.len()
+    }
+}
+
+/// What the renderer reports for one clip.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SceneClipStats {
+pub struct ClipStats {
     /// Largest absolute sample before the limiter.
     pub peak: f32,
-    /// The limiter's linear factor.
+    /// The limiter's linear factor (1.0 when the peak was within the ceiling).
     pub gain: f32,
     /// The bed's linear gain before the limiter (0 with no bed).
     pub bed_gain: f32,
 }
 
-/// The scene renderer's report: per clip, and every event's SNR (dB, before quantisation;
-/// +inf where the clip has no bed or the bed is silent over the event).
+/// Every event's own (wet) signal and the bed, before the limiter: what a clip is the sum of.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stems {
+    /// One clip-length stem per event, in the clip's event order.
+    pub events: Vec<Vec<f32>>,
+    /// The bed at its gain (all zeros with no bed).
+    pub bed: Vec<f32>,
+}
+
+/// One rendered clip (what tests, the listening page, augmentation and the compose diagnostic use).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SceneReport {
-    pub clips: Vec<SceneClipStats>,
+pub struct Rendered {
+    /// The limited mix.
+    pub audio: Vec<f32>,
+    /// The limiter's and the bed's figures.
+    pub stats: ClipStats,
+    /// Every event's SNR in dB (+inf with no bed or a bed silent over the event).
     pub event_snr_db: Vec<f32>,
-    /// With `sha256`, every file's sha256, hashed while its bytes are in memory (else empty).
+    /// The stems, where they were asked for.
+    pub stems: Option<Stems>,
+}
+
+/// How [`render_corpus`] writes a corpus.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorpusOptions {
+    /// The files' encoding.
+    pub format: AudioFormat,
+    /// Threads of the local pool (0 = all cores).
+    pub threads: usize,
+    /// Also return the sha256 of every file's bytes (hashed while they are in memory).
+    pub sha256: bool,
+    /// Write each file through a temporary and a rename (false: straight to its name, for a
+    /// staged output directory renamed into place as a whole; see [`wav::write_file`]).
+    pub atomic: bool,
+}
+
+impl Default for CorpusOptions {
+    /// 16-bit WAV on all cores, no hashes, atomic writes.
+    fn default() -> Self {
+        CorpusOptions { format: AudioFormat::Wav16, threads: 0, sha256: false, atomic: true }
+    }
+}
+
+/// The renderer's report on a corpus: every clip's figures, every event's SNR (dB, before
+/// quantisation; +inf where the clip has no bed or the bed is silent over the event), and with
+/// [`CorpusOptions::sha256`] every file's sha256, hashed while its bytes were in memory (else empty).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorpusReport {
+    /// Per clip, in clip order.
+    pub clips: Vec<ClipStats>,
+    /// Per event, in row order.
+    pub event_snr_db: Vec<f32>,
+    /// Per clip, in clip order (empty unless asked for).
     pub sha256: Vec<[u8; 32]>,
 }
 
-/// One clip rendered with its stems (what tests, the listening page and augmentation use).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SceneRendered {
-    /// The limited mix.
-    pub audio: Vec<f32>,
-    /// Every event's own (wet) signal, before the limiter, one stem per event.
-    pub event_stems: Vec<Vec<f32>>,
-    /// The bed at its gain, before the limiter (all zeros with no bed).
-    pub bed: Vec<f32>,
-    pub stats: SceneClipStats,
-    pub event_snr_db: Vec<f32>,
-}
-
+/// One thread's reusable buffers, so rendering many clips does not allocate per clip or event.
 #[derive(Default, Debug)]
-struct SceneScratch {
+pub struct Scratch {
     event: Vec<f32>,
     wet: Vec<f32>,
     material: Vec<f32>,
@@ -97,400 +207,437 @@ struct SceneScratch {
     clip: Vec<f32>,
     energies: Vec<f64>,
     extents: Vec<(usize, usize)>,
+    snr: Vec<f32>,
     bytes: Vec<u8>,
     conv: Convolver,
 }
 
-/// Curves for the bed's loop: the mix's crossfade, no boundary fade (the bed is faded at the clip
-/// edges instead).
-fn loop_curves(opts: &MixOptions) -> Result<Curves, MixError> {
-    Curves::new(MixOptions { fade: 0, ..*opts })
+impl Scratch {
+    /// The last mixed clip, before the limiter's gain.
+    pub fn mix(&self) -> &[f32] {
+        &self.clip
+    }
+
+    /// The last clip's per-event SNRs (dB).
+    pub fn event_snr_db(&self) -> &[f32] {
+        &self.snr
+    }
 }
 
 fn scene_err(clip: usize, what: String) -> MixError {
     MixError::Scene(format!("clip {clip}: {what}"))
 }
 
-/// One loop period of every bed source that some clip uses (shared, read-only, computed once).
-fn bed_periods(scene: &SceneColumns, bed_curves: &Curves) -> Vec<Vec<f32>> {
-    let mut used = vec![false; scene.beds.len()];
-    for &b in scene.clip_bed {
-        if b >= 0 {
-            used[b as usize] = true;
-        }
-    }
-    (0..scene.beds.len())
-        .into_par_iter()
-        .map(|b| match scene.beds.atom(b) {
-            Some(s) if used[b] && !s.is_empty() => bed::loop_period(s, bed_curves),
-            _ => Vec::new(),
-        })
-        .collect()
-}
-
-/// The spectra of every (room, FFT size) that some event of the corpus is convolved at.
-fn room_spectra(scene: &SceneColumns, events: &EventColumns, bounds: &[usize]) -> SpectrumTable {
-    let mut needed = std::collections::BTreeSet::new();
-    for (clip, &room) in scene.clip_room.iter().enumerate() {
-        if room < 0 {
-            continue;
-        }
-        let h_len = scene.rooms.atom(room as usize).map_or(0, <[f32]>::len);
-        for row in bounds[clip]..bounds[clip + 1] {
-            let length = events.row(row).length as usize;
-            if length > 0 && h_len > 0 {
-                needed.insert((room as usize, SpectrumTable::size_for(length, h_len)));
-            }
-        }
-    }
-    let responses: Vec<&[f32]> = (0..scene.rooms.len()).map(|r| scene.rooms.atom(r).unwrap_or(&[])).collect();
-    SpectrumTable::build(&responses, &needed)
-}
-
-/// Checks every scene column against the plan before anything is rendered.
-fn check_scene(scene: &SceneColumns, n_clips: usize, n_events: usize) -> Result<(), MixError> {
-    let cols = [
+/// Checks the scene columns' lengths against the plan and every event's speed and shift.
+fn check_scene_columns(scene: &SceneColumns, n_clips: usize, n_events: usize) -> Result<(), MixError> {
+    let per_clip = [
         ("clip_bed", scene.clip_bed.len()),
         ("clip_bed_start", scene.clip_bed_start.len()),
         ("clip_snr_db", scene.clip_snr_db.len()),
         ("clip_room", scene.clip_room.len()),
     ];
-    for (name, len) in cols {
-        if len != n_clips {
+    for (name, len) in per_clip {
+        if len != 0 && len != n_clips {
             return Err(MixError::Scene(format!("{name} has {len} values for {n_clips} clips")));
         }
     }
-    if !scene.ev_speed.is_empty() && scene.ev_speed.len() != n_events {
+    let beds = scene.clip_bed.len();
+    if scene.clip_bed_start.len() != beds || scene.clip_snr_db.len() != beds {
         return Err(MixError::Scene(format!(
-            "ev_speed has {} values for {n_events} events (pass an empty array for none)",
-            scene.ev_speed.len()
+            "clip_bed, clip_bed_start and clip_snr_db go together: {} / {} / {} values",
+            beds,
+            scene.clip_bed_start.len(),
+            scene.clip_snr_db.len()
         )));
     }
-    if let Some((row, &k)) = scene.ev_speed.iter().enumerate().find(|(_, &k)| !(SPEED_MIN..=SPEED_MAX).contains(&k)) {
-        return Err(MixError::Scene(format!(
-            "event row {row}: speed {k}/{SPEED_DEN} is outside [{SPEED_MIN}, {SPEED_MAX}]/{SPEED_DEN}"
-        )));
-    }
-    for (name, len) in [("ev_pitch_cents", scene.ev_pitch_cents.len()), ("ev_stretch", scene.ev_stretch.len())] {
+    let per_event = [
+        ("ev_speed", scene.ev_speed.len()),
+        ("ev_pitch_cents", scene.ev_pitch_cents.len()),
+        ("ev_stretch", scene.ev_stretch.len()),
+    ];
+    for (name, len) in per_event {
         if len != 0 && len != n_events {
             return Err(MixError::Scene(format!(
                 "{name} has {len} values for {n_events} events (pass an empty array for none)"
             )));
         }
     }
+    if let Some((row, &k)) = scene.ev_speed.iter().enumerate().find(|(_, &k)| !(SPEED_MIN..=SPEED_MAX).contains(&k)) {
+        return Err(MixError::Scene(format!(
+            "event row {row}: speed {k}/{SPEED_DEN} is outside [{SPEED_MIN}, {SPEED_MAX}]/{SPEED_DEN}"
+        )));
+    }
     for row in 0..n_events.min(scene.ev_pitch_cents.len().max(scene.ev_stretch.len())) {
-        let (cents, s) = event_shift(scene, row);
+        let (cents, s) = scene.shift(row);
         shift::check(cents, s).map_err(|e| MixError::Scene(format!("event row {row}: {e}")))?;
-    }
-    if (!scene.ev_pitch_cents.is_empty() || !scene.ev_stretch.is_empty()) && scene.sample_rate == 0 {
-        return Err(MixError::Scene("a pitch shift or stretch needs the sample rate (got 0)".into()));
-    }
-    for clip in 0..n_clips {
-        let b = scene.clip_bed[clip];
-        if b >= 0 {
-            let source = scene.beds.atom(b as usize).filter(|s| !s.is_empty()).ok_or_else(|| {
-                scene_err(clip, format!("bed {b} is not a non-empty source of the {}", scene.beds.len()))
-            })?;
-            let start = scene.clip_bed_start[clip];
-            if start < 0 || start as usize >= source.len() {
-                return Err(scene_err(clip, format!("bed start {start} outside [0, {})", source.len())));
-            }
-            let s = scene.clip_snr_db[clip];
-            if !s.is_finite() {
-                return Err(scene_err(clip, format!("background_snr_db must be finite, got {s}")));
-            }
-        } else if b != -1 {
-            return Err(scene_err(clip, format!("bed index {b} (use -1 for none)")));
-        }
-        let r = scene.clip_room[clip];
-        if r >= 0 {
-            if scene.rooms.atom(r as usize).is_none_or(|h| h.is_empty()) {
-                return Err(scene_err(
-                    clip,
-                    format!("room {r} is not a non-empty response of the {}", scene.rooms.len()),
-                ));
-            }
-        } else if r != -1 {
-            return Err(scene_err(clip, format!("room index {r} (use -1 for none)")));
-        }
     }
     Ok(())
 }
 
-/// Event `row`'s (cents, stretch numerator); (0, STRETCH_DEN) where the columns are empty.
-fn event_shift(scene: &SceneColumns, row: usize) -> (i32, u32) {
-    (scene.ev_pitch_cents.get(row).copied().unwrap_or(0), scene.ev_stretch.get(row).copied().unwrap_or(STRETCH_DEN))
-}
-
-/// Renders clip `clip` into `scratch.clip`; `rows` are its event rows. With `stems`, pushes every
-/// event's wet signal (clip-length) and leaves the scaled bed in `scratch.bed`.
-#[allow(clippy::too_many_arguments)]
-fn render_scene_into(
-    bank: &AtomBank,
-    events: &[EventSpan],
-    speeds: &[u32],
-    clip_length: i64,
-    curves: &Curves,
-    scene: &SceneColumns,
-    periods: &[Vec<f32>],
-    spectra: Option<&SpectrumTable>,
-    clip: usize,
-    first_row: usize,
-    scratch: &mut SceneScratch,
-    snr_out: &mut Vec<f32>,
-    mut stems: Option<&mut Vec<Vec<f32>>>,
-) -> Result<SceneClipStats, MixError> {
-    if clip_length < 0 {
-        return Err(MixError::BadClipLength { clip, length: clip_length });
-    }
-    let n = clip_length as usize;
-    let SceneScratch { event, wet, material, bed, clip: out, energies, extents, conv, .. } = scratch;
-    out.clear();
-    out.resize(n, 0.0);
-    energies.clear();
-    extents.clear();
-    let room = scene.clip_room[clip];
-    let response = (room >= 0).then(|| scene.rooms.atom(room as usize).expect("checked"));
-    for (i, ev) in events.iter().enumerate() {
-        let atom = check_event(bank, ev, clip_length, Where { clip, event: i, row: first_row + i })?;
-        let (onset, length) = (ev.onset as usize, ev.length as usize);
-        let k = speeds.get(i).copied().unwrap_or(SPEED_DEN);
-        let (cents, s) = event_shift(scene, first_row + i);
-        let source: &[f32] = if k == SPEED_DEN && cents == 0 && s == STRETCH_DEN {
-            atom
-        } else {
-            let sped: std::borrow::Cow<[f32]> = if k == SPEED_DEN {
-                atom.into()
-            } else {
-                stretch::varispeed(atom, k).map_err(|e| scene_err(clip, format!("event {i}: {e}")))?.into()
-            };
-            *material = if cents == 0 && s == STRETCH_DEN {
-                sped.into_owned()
-            } else {
-                // An event shorter than its stretched exemplar plays only its start: stretch that.
-                let m = shift::input_needed(length, s, sped.len(), scene.sample_rate);
-                shift::shift_stretch(&sped[..m], cents, s, scene.sample_rate)
-                    .map_err(|e| scene_err(clip, format!("event {i}: {e}")))?
-            };
-            if material.is_empty() {
-                return Err(scene_err(
-                    clip,
-                    format!("event {i}: the atom is empty at speed {k}/{SPEED_DEN}, stretch {s}/{STRETCH_DEN}"),
-                ));
-            }
-            material
-        };
-        event.resize(length, 0.0);
-        let buf = &mut event[..length];
-        render_event(source, curves, buf);
-        let g = db_to_gain(ev.gain_db);
-        // Scaling first and adding afterwards is the clean mixer's `y += g * x`, operation for operation.
-        buf.iter_mut().for_each(|x| *x *= g);
-        let signal: &[f32] = match response {
-            Some(h) => {
-                let wet_len = (length + h.len() - 1).min(n - onset);
-                wet.resize(wet_len, 0.0);
-                conv.convolve_with(buf, h, room as usize, spectra, &mut wet[..wet_len]);
-                &wet[..wet_len]
-            }
-            None => buf,
-        };
-        energies.push(bed::energy(&signal[..length]));
-        extents.push((onset, onset + length));
-        for (y, &x) in out[onset..onset + signal.len()].iter_mut().zip(signal) {
-            *y += x;
-        }
-        if let Some(stems) = stems.as_deref_mut() {
-            let mut stem = vec![0f32; n];
-            stem[onset..onset + signal.len()].copy_from_slice(signal);
-            stems.push(stem);
-        }
-    }
-    let b = scene.clip_bed[clip];
-    let mut bed_gain = 0f32;
-    bed.clear();
+/// Checks clip `clip`'s bed and room against the banks.
+fn check_clip_scene(scene: &SceneColumns, clip: usize) -> Result<(), MixError> {
+    let b = scene.bed(clip);
     if b >= 0 {
-        let source = scene.beds.atom(b as usize).expect("checked");
-        bed.resize(n, 0.0);
-        bed::fill_bed_periodic(source, &periods[b as usize], scene.clip_bed_start[clip] as usize, curves, bed);
-        let s = f64::from(scene.clip_snr_db[clip]);
-        let bed_e: Vec<f64> = extents.iter().map(|&(a, z)| bed::energy(&bed[a..z])).collect();
-        // Overlapping sounds can cancel (two tones in opposite phase): over an event's extent the
-        // events' sum may hold less energy than the event alone. The bed is set so that both hold
-        // the SNR, the event's own signal (§5) and what a listener, or a checker without the stems,
-        // finds there (the mix minus the bed).
-        let limits: Vec<f64> =
-            energies.iter().zip(extents.iter()).map(|(&e, &(a, z))| e.min(bed::energy(&out[a..z]))).collect();
-        let mut g = bed::bed_gain(&limits, &bed_e, s) as f32;
-        // Re-measure on the f32 samples actually mixed; the f32 rounding of the gain or of the
-        // products can cost a few 1e-7 dB, so shrink until every event is at or above the aim.
-        let aim = s + SNR_HEADROOM_DB;
-        let mut snrs: Vec<f64> = Vec::with_capacity(extents.len());
-        for _ in 0..64 {
-            // Each figure is the energy of the bed samples as mixed (g · x rounded to f32), so the
-            // values reported (each event's own SNR) are those of the final audio, not a model of it.
-            snrs.clear();
-            let mut held = true;
-            for ((&(a, z), &e), &limit) in extents.iter().zip(energies.iter()).zip(limits.iter()) {
-                let b = bed::scaled_energy(&bed[a..z], g);
-                held &= bed::snr_db(limit, b) >= aim;
-                snrs.push(bed::snr_db(e, b));
-            }
-            if held {
-                break;
-            }
-            g *= 1.0 - 1e-5;
+        let source =
+            scene.beds.atom(b as usize).filter(|s| !s.is_empty()).ok_or_else(|| {
+                scene_err(clip, format!("bed {b} is not a non-empty source of the {}", scene.beds.len()))
+            })?;
+        let start = scene.clip_bed_start[clip];
+        if start < 0 || start as usize >= source.len() {
+            return Err(scene_err(clip, format!("bed start {start} outside [0, {})", source.len())));
         }
-        snr_out.extend(snrs.iter().map(|&v| v as f32));
-        bed.iter_mut().for_each(|x| *x *= g);
-        bed_gain = g;
-        for (y, &x) in out.iter_mut().zip(bed.iter()) {
-            *y += x;
+        let s = scene.clip_snr_db[clip];
+        if !s.is_finite() {
+            return Err(scene_err(clip, format!("background_snr_db must be finite, got {s}")));
         }
-    } else {
-        snr_out.extend(std::iter::repeat_n(f32::INFINITY, events.len()));
+    } else if b != -1 {
+        return Err(scene_err(clip, format!("bed index {b} (use -1 for none)")));
     }
-    let (peak, finite) = peak_and_finite(out);
-    if !finite {
-        return Err(MixError::NonFinite { clip });
+    let r = scene.room(clip);
+    if r >= 0 {
+        if scene.rooms.atom(r as usize).is_none_or(|h| h.is_empty()) {
+            return Err(scene_err(clip, format!("room {r} is not a non-empty response of the {}", scene.rooms.len())));
+        }
+    } else if r != -1 {
+        return Err(scene_err(clip, format!("room index {r} (use -1 for none)")));
     }
-    let gain = limiter_gain(peak, curves.options().ceiling);
-    if gain != 1.0 {
-        out.iter_mut().for_each(|x| *x *= gain);
-    }
-    Ok(SceneClipStats { peak, gain, bed_gain })
+    Ok(())
 }
 
-/// Renders one clip in a scene (its columns are one-element: clip 0) and returns its stems.
-pub fn render_clip_scene(
-    bank: &AtomBank,
-    events: &[EventSpan],
-    speeds: &[u32],
-    clip_length: i64,
-    scene: &SceneColumns,
-    opts: &MixOptions,
-) -> Result<SceneRendered, MixError> {
-    if !speeds.is_empty() && speeds.len() != events.len() {
-        return Err(MixError::Scene(format!("{} speeds for {} events", speeds.len(), events.len())));
-    }
-    let scene = SceneColumns { ev_speed: speeds, ..*scene };
-    check_scene(&scene, 1, events.len())?;
-    let curves = Curves::new(*opts)?;
-    let bed_curves = loop_curves(opts)?;
-    let periods = bed_periods(&scene, &bed_curves);
-    let mut scratch = SceneScratch::default();
-    let mut snr = Vec::new();
-    let mut stems = Vec::new();
-    let stats = render_scene_into(
-        bank,
-        events,
-        speeds,
-        clip_length,
-        &curves,
-        &scene,
-        &periods,
-        None,
-        0,
-        0,
-        &mut scratch,
-        &mut snr,
-        Some(&mut stems),
-    )?;
-    Ok(SceneRendered {
-        audio: std::mem::take(&mut scratch.clip),
-        event_stems: stems,
-        bed: if scene.clip_bed[0] >= 0 { std::mem::take(&mut scratch.bed) } else { vec![0.0; clip_length as usize] },
-        stats,
-        event_snr_db: snr,
-    })
-}
-
-/// Renders and writes every clip of a corpus in its scene ([`crate::mix::render_corpus`] plus the
-/// scene columns). Everything is validated before any file is written; work runs on a local pool
-/// of `threads` threads (0 = all cores), output bytes do not depend on it; `cancel` is checked
-/// before each clip; with `sha256` every file's bytes are hashed before they are written; `atomic`
-/// as [`crate::mix::CorpusOptions::atomic`].
-#[allow(clippy::too_many_arguments)]
-pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
-    bank: &AtomBank,
-    events: &EventColumns,
-    clip_lengths: &[i64],
-    scene: &SceneColumns,
-    paths: &[P],
+/// A corpus checked and prepared for rendering the clips of one range: the clips' row bounds, the
+/// fade tables, one loop period of every bed source the range uses (computed once, read by every
+/// thread) and, for a whole corpus, the spectra of every (room, FFT size) its events need.
+#[derive(Debug)]
+pub struct Renderer<'a> {
+    corpus: Corpus<'a>,
+    bounds: Vec<usize>,
+    curves: Curves,
     sample_rate: u32,
-    format: AudioFormat,
-    opts: &MixOptions,
-    threads: usize,
-    sha256: bool,
-    atomic: bool,
-    cancel: Cancel<'_>,
-) -> Result<SceneReport, MixError> {
-    let n_clips = clip_lengths.len();
-    if paths.len() != n_clips {
-        return Err(MixError::PathCount(n_clips, paths.len()));
+    periods: Vec<Vec<f32>>,
+    spectra: Option<SpectrumTable>,
+}
+
+impl<'a> Renderer<'a> {
+    /// Checks the whole corpus (columns, order, scene, every clip's scene and every event) before
+    /// anything is rendered, and prepares it on the current rayon pool.
+    pub fn new(corpus: Corpus<'a>, opts: &MixOptions) -> Result<Self, MixError> {
+        let mut r = Self::for_clips(corpus, opts, 0..corpus.n_clips())?;
+        for clip in 0..corpus.n_clips() {
+            let length = corpus.clip_lengths[clip];
+            for row in r.bounds[clip]..r.bounds[clip + 1] {
+                let at = Where { clip, event: row - r.bounds[clip], row };
+                check_event(&corpus.atoms, &corpus.events.row(row), length, at)?;
+            }
+        }
+        r.spectra = Some(r.room_spectra());
+        Ok(r)
     }
-    let curves = Curves::new(*opts)?;
-    let bed_curves = loop_curves(opts)?;
-    let bounds = events.clip_bounds(n_clips)?;
-    let scene = &SceneColumns { sample_rate, ..*scene };
-    check_scene(scene, n_clips, events.len())?;
-    for (clip, &clip_length) in clip_lengths.iter().enumerate() {
+
+    /// Checks the corpus's columns and the scene of `clips` (events are checked as they are
+    /// rendered) and prepares the beds those clips use.
+    fn for_clips(corpus: Corpus<'a>, opts: &MixOptions, clips: Range<usize>) -> Result<Self, MixError> {
+        let n_clips = corpus.n_clips();
+        let bounds = corpus.events.clip_bounds(n_clips)?;
+        let curves = Curves::new(*opts)?;
+        let scene = &corpus.scene;
+        check_scene_columns(scene, n_clips, corpus.events.len())?;
+        let shifted = !scene.ev_pitch_cents.is_empty() || !scene.ev_stretch.is_empty();
+        if shifted && opts.sample_rate == 0 {
+            return Err(MixError::Scene("a pitch shift or stretch needs the sample rate (got 0)".into()));
+        }
+        for clip in clips.clone() {
+            let length = corpus.clip_lengths[clip];
+            if length < 0 {
+                return Err(MixError::BadClipLength { clip, length });
+            }
+            check_clip_scene(scene, clip)?;
+        }
+        // The bed's loop: the mix's crossfade, no boundary fade (the bed is faded at the clip
+        // edges instead).
+        let loop_curves = Curves::new(MixOptions { fade: 0, ..*opts })?;
+        let mut used = vec![false; scene.beds.len()];
+        for clip in clips {
+            if let Ok(b) = usize::try_from(scene.bed(clip)) {
+                used[b] = true;
+            }
+        }
+        let periods = (0..scene.beds.len())
+            .into_par_iter()
+            .map(|b| match scene.beds.atom(b) {
+                Some(s) if used[b] && !s.is_empty() => bed::loop_period(s, &loop_curves),
+                _ => Vec::new(),
+            })
+            .collect();
+        Ok(Renderer { corpus, bounds, curves, sample_rate: opts.sample_rate, periods, spectra: None })
+    }
+
+    /// The spectra of every (room, FFT size) that some event of the corpus is convolved at.
+    fn room_spectra(&self) -> SpectrumTable {
+        let scene = &self.corpus.scene;
+        let mut needed = std::collections::BTreeSet::new();
+        for (clip, &room) in scene.clip_room.iter().enumerate() {
+            let Some(h) = usize::try_from(room).ok().and_then(|r| scene.rooms.atom(r)) else { continue };
+            for row in self.bounds[clip]..self.bounds[clip + 1] {
+                let length = self.corpus.events.row(row).length as usize;
+                if length > 0 && !h.is_empty() {
+                    needed.insert((room as usize, SpectrumTable::size_for(length, h.len())));
+                }
+            }
+        }
+        let responses: Vec<&[f32]> = (0..scene.rooms.len()).map(|r| scene.rooms.atom(r).unwrap_or(&[])).collect();
+        SpectrumTable::build(&responses, &needed)
+    }
+
+    /// The corpus being rendered.
+    pub fn corpus(&self) -> &Corpus<'a> {
+        &self.corpus
+    }
+
+    /// Mixes clip `clip` into `scratch` (see [`Scratch::mix`], [`Scratch::event_snr_db`]) and finds
+    /// its limiter gain, not applied: [`Renderer::encode`] applies it while encoding.
+    pub fn mix(&self, clip: usize, scratch: &mut Scratch) -> Result<ClipStats, MixError> {
+        self.mix_into(clip, scratch, None)
+    }
+
+    /// The last clip mixed into `scratch`, limited by `gain` and encoded in `format`: the file's bytes.
+    pub fn encode<'s>(&self, scratch: &'s mut Scratch, format: AudioFormat, gain: f32) -> Result<&'s [u8], WavError> {
+        wav::encode_scaled(format, &scratch.clip, gain, self.sample_rate, &mut scratch.bytes)?;
+        Ok(&scratch.bytes)
+    }
+
+    /// The atom event `i` (row `row`) of clip `clip` plays: the atom itself, or its varispeed,
+    /// pitch-shifted and stretched material (left in `material`).
+    fn event_source<'s>(
+        &self,
+        atom: &'s [f32],
+        length: usize,
+        at: Where,
+        material: &'s mut Vec<f32>,
+    ) -> Result<&'s [f32], MixError> {
+        let scene = &self.corpus.scene;
+        let Where { clip, event: i, row } = at;
+        let k = scene.speed(row);
+        let (cents, s) = scene.shift(row);
+        if k == SPEED_DEN && cents == 0 && s == STRETCH_DEN {
+            return Ok(atom);
+        }
+        let sped: std::borrow::Cow<[f32]> = if k == SPEED_DEN {
+            atom.into()
+        } else {
+            stretch::varispeed(atom, k).map_err(|e| scene_err(clip, format!("event {i}: {e}")))?.into()
+        };
+        *material = if cents == 0 && s == STRETCH_DEN {
+            sped.into_owned()
+        } else {
+            // An event shorter than its stretched exemplar plays only its start: stretch that.
+            let m = shift::input_needed(length, s, sped.len(), self.sample_rate);
+            shift::shift_stretch(&sped[..m], cents, s, self.sample_rate)
+                .map_err(|e| scene_err(clip, format!("event {i}: {e}")))?
+        };
+        if material.is_empty() {
+            return Err(scene_err(
+                clip,
+                format!("event {i}: the atom is empty at speed {k}/{SPEED_DEN}, stretch {s}/{STRETCH_DEN}"),
+            ));
+        }
+        Ok(material)
+    }
+
+    /// Renders clip `clip` into `scratch.clip` (before the limiter's gain) and its SNRs into
+    /// `scratch.snr`. With `stems`, fills them: every event's wet signal and the scaled bed.
+    fn mix_into(
+        &self,
+        clip: usize,
+        scratch: &mut Scratch,
+        mut stems: Option<&mut Stems>,
+    ) -> Result<ClipStats, MixError> {
+        let Corpus { atoms, events, clip_lengths, scene } = &self.corpus;
+        let clip_length = clip_lengths[clip];
         if clip_length < 0 {
             return Err(MixError::BadClipLength { clip, length: clip_length });
         }
-        for row in bounds[clip]..bounds[clip + 1] {
-            let at = Where { clip, event: row - bounds[clip], row };
-            check_event(bank, &events.row(row), clip_length, at)?;
+        let n = clip_length as usize;
+        let Scratch { event, wet, material, bed, clip: out, energies, extents, snr, conv, .. } = scratch;
+        out.clear();
+        out.resize(n, 0.0);
+        energies.clear();
+        extents.clear();
+        snr.clear();
+        let b = scene.bed(clip);
+        let room = scene.room(clip);
+        let response = usize::try_from(room).ok().map(|r| scene.rooms.atom(r).expect("checked"));
+        // Without a bed, a room or stems nothing needs an event's own signal.
+        let own_signal = b >= 0 || response.is_some() || stems.is_some();
+        let first_row = self.bounds[clip];
+        for (i, row) in (first_row..self.bounds[clip + 1]).enumerate() {
+            let ev = events.row(row);
+            let at = Where { clip, event: i, row };
+            let atom = check_event(atoms, &ev, clip_length, at)?;
+            let (onset, length) = (ev.onset as usize, ev.length as usize);
+            let source = self.event_source(atom, length, at, material)?;
+            let g = db_to_gain(ev.gain_db);
+            if !own_signal {
+                add_event(source, &self.curves, g, &mut out[onset..onset + length]);
+                continue;
+            }
+            event.resize(length, 0.0);
+            let buf = &mut event[..length];
+            render_event(source, &self.curves, buf);
+            // Scaling first and adding afterwards is `add_event`'s `y += g * x`, operation for operation.
+            buf.iter_mut().for_each(|x| *x *= g);
+            let signal: &[f32] = match response {
+                Some(h) => {
+                    let wet_len = (length + h.len() - 1).min(n - onset);
+                    wet.resize(wet_len, 0.0);
+                    conv.convolve_with(buf, h, room as usize, self.spectra.as_ref(), &mut wet[..wet_len]);
+                    &wet[..wet_len]
+                }
+                None => buf,
+            };
+            energies.push(bed::energy(&signal[..length]));
+            extents.push((onset, onset + length));
+            for (y, &x) in out[onset..onset + signal.len()].iter_mut().zip(signal) {
+                *y += x;
+            }
+            if let Some(stems) = stems.as_deref_mut() {
+                let mut stem = vec![0f32; n];
+                stem[onset..onset + signal.len()].copy_from_slice(signal);
+                stems.events.push(stem);
+            }
         }
+        let n_events = self.bounds[clip + 1] - first_row;
+        let mut bed_gain = 0f32;
+        bed.clear();
+        if b >= 0 {
+            let source = scene.beds.atom(b as usize).expect("checked");
+            bed.resize(n, 0.0);
+            bed::fill_bed_periodic(
+                source,
+                &self.periods[b as usize],
+                scene.clip_bed_start[clip] as usize,
+                &self.curves,
+                bed,
+            );
+            let s = f64::from(scene.clip_snr_db[clip]);
+            let bed_e: Vec<f64> = extents.iter().map(|&(a, z)| bed::energy(&bed[a..z])).collect();
+            // Overlapping sounds can cancel (two tones in opposite phase): over an event's extent the
+            // events' sum may hold less energy than the event alone. The bed is set so that both hold
+            // the SNR, the event's own signal (§5) and what a listener, or a checker without the stems,
+            // finds there (the mix minus the bed).
+            let limits: Vec<f64> =
+                energies.iter().zip(extents.iter()).map(|(&e, &(a, z))| e.min(bed::energy(&out[a..z]))).collect();
+            let mut g = bed::bed_gain(&limits, &bed_e, s) as f32;
+            // Re-measure on the f32 samples actually mixed; the f32 rounding of the gain or of the
+            // products can cost a few 1e-7 dB, so shrink until every event is at or above the aim.
+            let aim = s + SNR_HEADROOM_DB;
+            let mut snrs: Vec<f64> = Vec::with_capacity(extents.len());
+            for _ in 0..64 {
+                // Each figure is the energy of the bed samples as mixed (g · x rounded to f32), so the
+                // values reported (each event's own SNR) are those of the final audio, not a model of it.
+                snrs.clear();
+                let mut held = true;
+                for ((&(a, z), &e), &limit) in extents.iter().zip(energies.iter()).zip(limits.iter()) {
+                    let b = bed::scaled_energy(&bed[a..z], g);
+                    held &= bed::snr_db(limit, b) >= aim;
+                    snrs.push(bed::snr_db(e, b));
+                }
+                if held {
+                    break;
+                }
+                g *= 1.0 - 1e-5;
+            }
+            snr.extend(snrs.iter().map(|&v| v as f32));
+            bed.iter_mut().for_each(|x| *x *= g);
+            bed_gain = g;
+            for (y, &x) in out.iter_mut().zip(bed.iter()) {
+                *y += x;
+            }
+        } else {
+            snr.extend(std::iter::repeat_n(f32::INFINITY, n_events));
+        }
+        if let Some(stems) = stems {
+            stems.bed = if b >= 0 { bed.clone() } else { vec![0.0; n] };
+        }
+        let (peak, finite) = peak_and_finite(out);
+        if !finite {
+            return Err(MixError::NonFinite { clip });
+        }
+        Ok(ClipStats { peak, gain: limiter_gain(peak, self.curves.options().ceiling), bed_gain })
+    }
+}
+
+/// Renders clip `clip` of `corpus`, limited, with its stems when `stems` is set (errors name the
+/// clip by its index in the corpus). Only that clip's scene and events are checked.
+pub fn render_clip(corpus: &Corpus, clip: usize, opts: &MixOptions, stems: bool) -> Result<Rendered, MixError> {
+    if clip >= corpus.n_clips() {
+        return Err(MixError::NoSuchClip { clip, n_clips: corpus.n_clips() });
+    }
+    let renderer = Renderer::for_clips(*corpus, opts, clip..clip + 1)?;
+    let mut scratch = Scratch::default();
+    let mut kept = stems.then(Stems::default);
+    let stats = renderer.mix_into(clip, &mut scratch, kept.as_mut())?;
+    let mut audio = std::mem::take(&mut scratch.clip);
+    if stats.gain != 1.0 {
+        audio.iter_mut().for_each(|x| *x *= stats.gain);
+    }
+    Ok(Rendered { audio, stats, event_snr_db: std::mem::take(&mut scratch.snr), stems: kept })
+}
+
+/// Renders and writes every clip of `corpus`: `paths[c]` for clip `c`, in `out.format`.
+///
+/// Everything is validated before any file is written; work runs on a local pool of `out.threads`
+/// threads (0 = all cores) and output bytes do not depend on it; `cancel` is checked before each
+/// clip (a cancelled render returns [`MixError::Cancelled`]; every file already written is whole).
+pub fn render_corpus<P: AsRef<Path> + Sync>(
+    corpus: &Corpus,
+    paths: &[P],
+    opts: &MixOptions,
+    out: &CorpusOptions,
+    cancel: Cancel<'_>,
+) -> Result<CorpusReport, MixError> {
+    let n_clips = corpus.n_clips();
+    if paths.len() != n_clips {
+        return Err(MixError::PathCount(n_clips, paths.len()));
     }
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(out.threads)
         .build()
         .map_err(|e| MixError::ThreadPool(e.to_string()))?;
-    let periods = pool.install(|| bed_periods(scene, &bed_curves));
-    let spectra = pool.install(|| room_spectra(scene, events, &bounds));
-    let per_clip: Vec<(SceneClipStats, Vec<f32>, [u8; 32])> = pool.install(|| {
+    let renderer = pool.install(|| Renderer::new(*corpus, opts))?;
+    let CorpusOptions { format, sha256, atomic, .. } = *out;
+    let per_clip: Vec<(ClipStats, Vec<f32>, [u8; 32])> = pool.install(|| {
         (0..n_clips)
             .into_par_iter()
-            .map_init(SceneScratch::default, |scratch, clip| {
+            .map_init(Scratch::default, |scratch, clip| {
                 if cancel.is_set() {
                     return Err(MixError::Cancelled);
                 }
-                let rows = bounds[clip]..bounds[clip + 1];
-                let evs: Vec<EventSpan> = rows.clone().map(|r| events.row(r)).collect();
-                let speeds = if scene.ev_speed.is_empty() { &[][..] } else { &scene.ev_speed[rows.clone()] };
-                let mut snr = Vec::with_capacity(evs.len());
-                let stats = render_scene_into(
-                    bank,
-                    &evs,
-                    speeds,
-                    clip_lengths[clip],
-                    &curves,
-                    scene,
-                    &periods,
-                    Some(&spectra),
-                    clip,
-                    rows.start,
-                    scratch,
-                    &mut snr,
-                    None,
-                )?;
+                let stats = renderer.mix(clip, scratch)?;
+                // A clip without a bed has every SNR +inf: filled in below, no copy per clip.
+                let snr = if corpus.scene.bed(clip) >= 0 { scratch.snr.clone() } else { Vec::new() };
                 let write_err = |source| MixError::Write { clip, source };
-                wav::encode(format, &scratch.clip, sample_rate, &mut scratch.bytes).map_err(write_err)?;
-                let digest = if sha256 { Sha256::digest(&scratch.bytes).into() } else { [0u8; 32] };
-                wav::write_file(paths[clip].as_ref(), &scratch.bytes, atomic).map_err(write_err)?;
+                let bytes = renderer.encode(scratch, format, stats.gain).map_err(write_err)?;
+                let digest = if sha256 { Sha256::digest(bytes).into() } else { [0u8; 32] };
+                wav::write_file(paths[clip].as_ref(), bytes, atomic).map_err(write_err)?;
                 Ok((stats, snr, digest))
             })
             .collect::<Result<_, MixError>>()
     })?;
-    let mut report = SceneReport {
+    let n_events = corpus.events.len();
+    let mut report = CorpusReport {
         clips: Vec::with_capacity(n_clips),
-        event_snr_db: Vec::with_capacity(events.len()),
+        event_snr_db: Vec::with_capacity(n_events),
         sha256: Vec::with_capacity(if sha256 { n_clips } else { 0 }),
     };
-    for (stats, snr, digest) in per_clip {
+    for (clip, (stats, snr, digest)) in per_clip.into_iter().enumerate() {
         report.clips.push(stats);
-        report.event_snr_db.extend(snr);
+        if corpus.scene.bed(clip) >= 0 {
+            report.event_snr_db.extend(snr);
+        } else {
+            report
+                .event_snr_db
+                .extend(std::iter::repeat_n(f32::INFINITY, renderer.bounds[clip + 1] - renderer.bounds[clip]));
+        }
         if sha256 {
             report.sha256.push(digest);
         }
@@ -501,11 +648,33 @@ pub fn render_corpus_scene<P: AsRef<Path> + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mix::{numbered_paths, render_corpus};
+    use crate::mix::{numbered_paths, EventSpan};
     use crate::scene::bed::{noise, Texture};
     use crate::scene::room::{prepare_ir, tail_s};
     use rand::Rng;
     use std::fs;
+
+    /// One clip's events and speeds in `scene` (whose clip columns hold one value), with stems.
+    fn render_clip_scene(
+        bank: &AtomBank,
+        events: &[EventSpan],
+        speeds: &[u32],
+        clip_length: i64,
+        scene: &SceneColumns,
+        opts: &MixOptions,
+    ) -> Result<(Rendered, Stems), MixError> {
+        let clip = vec![0u32; events.len()];
+        let atom: Vec<u32> = events.iter().map(|e| e.atom).collect();
+        let onset: Vec<i64> = events.iter().map(|e| e.onset).collect();
+        let length: Vec<i64> = events.iter().map(|e| e.length).collect();
+        let gain_db: Vec<f32> = events.iter().map(|e| e.gain_db).collect();
+        let cols = EventColumns { clip: &clip, atom: &atom, onset: &onset, length: &length, gain_db: &gain_db };
+        let lens = [clip_length];
+        let corpus = Corpus::clean(*bank, cols, &lens).in_scene(SceneColumns { ev_speed: speeds, ..*scene });
+        let mut r = render_clip(&corpus, 0, opts, true)?;
+        let stems = r.stems.take().unwrap();
+        Ok((r, stems))
+    }
 
     fn tmpdir(tag: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("reasonaudio-scene-{tag}-{}", std::process::id()));
@@ -587,16 +756,15 @@ mod tests {
                     ev_speed: &[],
                     ev_pitch_cents: if shifted { &cents } else { &[] },
                     ev_stretch: if shifted { &stretches } else { &[] },
-                    sample_rate: 16_000,
                 };
-                let r = render_clip_scene(&bank, &evs, &speeds, lens[clip], &scene, &opts).unwrap();
+                let (r, stems) = render_clip_scene(&bank, &evs, &speeds, lens[clip], &scene, &opts).unwrap();
                 let mut worst = f64::INFINITY;
                 for (i, ev) in evs.iter().enumerate() {
                     let (s, z) = (ev.onset as usize, (ev.onset + ev.length) as usize);
                     // Recomputed from the stems, independently of the renderer's figures; the
                     // event stem is its own wet signal, the bed stem the bed at its gain.
-                    let e = bed::energy(&r.event_stems[i][s..z]);
-                    let b = bed::energy(&r.bed[s..z]);
+                    let e = bed::energy(&stems.events[i][s..z]);
+                    let b = bed::energy(&stems.bed[s..z]);
                     let got = 10.0 * (e / b).log10();
                     assert!(got >= f64::from(snr), "clip {clip} room {room} event {i}: {got} < {snr}");
                     assert!((got - f64::from(r.event_snr_db[i])).abs() < 1e-3);
@@ -604,7 +772,7 @@ mod tests {
                     let q = |x: &[f32]| -> f64 {
                         x.iter().map(|&v| f64::from(wav::quantize_i16(v * r.stats.gain)).powi(2)).sum()
                     };
-                    let after = 10.0 * (q(&r.event_stems[i][s..z]) / q(&r.bed[s..z])).log10();
+                    let after = 10.0 * (q(&stems.events[i][s..z]) / q(&stems.bed[s..z])).log10();
                     assert!(after >= f64::from(snr), "quantised: {after} < {snr}");
                     worst = worst.min(got);
                 }
@@ -613,7 +781,7 @@ mod tests {
                 assert!(worst >= f64::from(snr) + SNR_HEADROOM_DB - 1e-6);
                 // The mix is the sum of its stems, limited.
                 for j in (0..r.audio.len()).step_by(97) {
-                    let sum: f32 = r.event_stems.iter().map(|s| s[j]).sum::<f32>() + r.bed[j];
+                    let sum: f32 = stems.events.iter().map(|s| s[j]).sum::<f32>() + stems.bed[j];
                     assert!((sum * r.stats.gain - r.audio[j]).abs() < 1e-5);
                 }
                 assert!(r.audio.iter().all(|x| x.is_finite() && x.abs() <= opts.ceiling), "clip {clip} room {room}");
@@ -622,7 +790,7 @@ mod tests {
                 let end = evs.iter().map(|e| (e.onset + e.length) as usize + tail).max().unwrap();
                 let start = evs.iter().map(|e| e.onset as usize).min().unwrap();
                 for j in (0..start).chain(end.min(r.audio.len())..r.audio.len()) {
-                    assert_eq!(r.audio[j], r.bed[j] * r.stats.gain);
+                    assert_eq!(r.audio[j], stems.bed[j] * r.stats.gain);
                 }
             }
         }
@@ -651,13 +819,12 @@ mod tests {
             ev_speed: &[],
             ev_pitch_cents: &[],
             ev_stretch: &[],
-            sample_rate: 16_000,
         };
-        let r = render_clip_scene(&bank, &evs, &[], 14_000, &scene, &MixOptions::default()).unwrap();
+        let (_, stems) = render_clip_scene(&bank, &evs, &[], 14_000, &scene, &MixOptions::default()).unwrap();
         for ev in &evs {
             let (a, z) = (ev.onset as usize, (ev.onset + ev.length) as usize);
-            let mix: Vec<f32> = (a..z).map(|j| r.event_stems.iter().map(|s| s[j]).sum()).collect();
-            let got = 10.0 * (bed::energy(&mix) / bed::energy(&r.bed[a..z])).log10();
+            let mix: Vec<f32> = (a..z).map(|j| stems.events.iter().map(|s| s[j]).sum()).collect();
+            let got = 10.0 * (bed::energy(&mix) / bed::energy(&stems.bed[a..z])).log10();
             assert!(got >= 10.0, "the mix over [{a}, {z}) is {got} dB above the bed");
         }
     }
@@ -684,24 +851,23 @@ mod tests {
             ev_speed: &[],
             ev_pitch_cents: &[],
             ev_stretch: &[],
-            sample_rate: 16_000,
         };
         let d = tmpdir("clean");
         let p1 = numbered_paths(&d, "a", n, AudioFormat::Wav16);
         let p2 = numbered_paths(&d, "b", n, AudioFormat::Wav16);
-        render_corpus(&bank, &cols, &lens, &p1, 16000, AudioFormat::Wav16, &opts, 2).unwrap();
-        render_corpus_scene(
-            &bank,
-            &cols,
-            &lens,
-            &clean_scene,
-            &p2,
-            16000,
-            AudioFormat::Wav16,
+        render_corpus(
+            &Corpus::clean(bank, cols, &lens),
+            &p1,
             &opts,
-            2,
-            false,
-            true,
+            &CorpusOptions { threads: 2, ..CorpusOptions::default() },
+            Cancel::NEVER,
+        )
+        .unwrap();
+        render_corpus(
+            &Corpus::clean(bank, cols, &lens).in_scene(clean_scene),
+            &p2,
+            &opts,
+            &CorpusOptions { format: AudioFormat::Wav16, threads: 2, sha256: false, atomic: true },
             Cancel::NEVER,
         )
         .unwrap();
@@ -729,18 +895,11 @@ mod tests {
         let mut outs = Vec::new();
         for threads in [1usize, 2, 3] {
             let p = numbered_paths(&d, &format!("t{threads}-"), n, AudioFormat::Flac16);
-            let rep = render_corpus_scene(
-                &bank,
-                &cols,
-                &lens,
-                &scene,
+            let rep = render_corpus(
+                &Corpus::clean(bank, cols, &lens).in_scene(scene),
                 &p,
-                16000,
-                AudioFormat::Flac16,
                 &opts,
-                threads,
-                true,
-                true,
+                &CorpusOptions { format: AudioFormat::Flac16, threads, sha256: true, atomic: true },
                 Cancel::NEVER,
             )
             .unwrap();
@@ -785,7 +944,6 @@ mod tests {
             ev_speed: &[],
             ev_pitch_cents: &[],
             ev_stretch: &[],
-            sample_rate: 16_000,
         };
         let mut bad_bed = none.clone();
         bad_bed[3] = 2;
@@ -819,18 +977,11 @@ mod tests {
             (SceneColumns { clip_room: &none[1..], ..base }, "clip_room has 15 values for 16 clips"),
         ];
         for (scene, want) in cases {
-            let e = render_corpus_scene(
-                &bank,
-                &cols,
-                &lens,
-                &scene,
+            let e = render_corpus(
+                &Corpus::clean(bank, cols, &lens).in_scene(scene),
                 &paths,
-                16000,
-                AudioFormat::Wav16,
                 &MixOptions::default(),
-                1,
-                false,
-                true,
+                &CorpusOptions { format: AudioFormat::Wav16, threads: 1, sha256: false, atomic: true },
                 Cancel::NEVER,
             )
             .unwrap_err()
@@ -864,9 +1015,8 @@ mod tests {
             ev_speed: &[],
             ev_pitch_cents: &[],
             ev_stretch: &[],
-            sample_rate: 16_000,
         };
-        let r = render_clip_scene(&bank, &evs, &[], 30_000, &scene, &MixOptions::default()).unwrap();
+        let (r, _) = render_clip_scene(&bank, &evs, &[], 30_000, &scene, &MixOptions::default()).unwrap();
         assert!(r.audio[..5000].iter().all(|&x| x == 0.0), "nothing before the dry onset");
         assert!(r.audio[5000] != 0.0, "the wet sound starts at the dry onset");
         let ring: f64 = bed::energy(&r.audio[9000..9000 + 1600]);
