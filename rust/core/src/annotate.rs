@@ -43,20 +43,31 @@ use crate::logic::{CompiledQuery, Constraint, Logic, LogicError, Vocabulary};
 /// `onset`.
 #[derive(Debug, Clone, Copy)]
 pub struct Events<'a> {
+    /// The clip (0-based index) each event belongs to.
     pub clip: &'a [u32],
+    /// Each event's label id (its index in the vocabulary).
     pub label: &'a [u32],
+    /// Each event's start, in ticks.
     pub onset: &'a [i64],
+    /// Each event's end (exclusive), in ticks; never before its onset.
     pub offset: &'a [i64],
 }
 
+/// Why the relevance engine refused its input or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AnnotateError {
+    /// A query's logic is malformed.
     #[error("{0}")]
     Logic(#[from] LogicError),
+    /// The events table is malformed (columns of different lengths, an id out of range, an
+    /// offset before its onset).
     #[error("events: {0}")]
     Events(String),
+    /// Another argument is invalid (rate, sizes, vocabulary, query ids, thread count).
     #[error("{0}")]
     Input(String),
+    /// The call's [`Cancel`] flag was set.
     #[error("annotation cancelled")]
     Cancelled,
 }
@@ -65,19 +76,24 @@ pub enum AnnotateError {
 /// `clip_indices[indptr[q] as usize..indptr[q + 1] as usize]`, ascending.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Relevance {
+    /// Row pointers: `n_queries + 1` offsets into `clip_indices`, starting at 0.
     pub indptr: Vec<u64>,
+    /// Every query's relevant clips, query after query.
     pub clip_indices: Vec<u32>,
 }
 
 impl Relevance {
+    /// Number of queries.
     pub fn n_queries(&self) -> usize {
         self.indptr.len().saturating_sub(1)
     }
 
+    /// Number of relevant (query, clip) pairs.
     pub fn n_pairs(&self) -> usize {
         self.clip_indices.len()
     }
 
+    /// Query `query`'s relevant clips, ascending. Panics when `query >= n_queries()`.
     pub fn clips_of(&self, query: usize) -> &[u32] {
         &self.clip_indices[self.indptr[query] as usize..self.indptr[query + 1] as usize]
     }
@@ -236,10 +252,12 @@ impl EventIndex {
         })
     }
 
+    /// Number of clips (including clips without events).
     pub fn n_clips(&self) -> usize {
         self.n_clips
     }
 
+    /// Number of events.
     pub fn n_events(&self) -> usize {
         self.label.len()
     }

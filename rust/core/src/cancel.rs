@@ -11,10 +11,12 @@ impl<'a> Cancel<'a> {
     /// Never cancelled: what the plain (non-`_cancellable`) functions use.
     pub const NEVER: Cancel<'static> = Cancel(None);
 
+    /// A view of `flag`: storing `true` in it asks every call given this view to stop.
     pub fn new(flag: &'a AtomicBool) -> Self {
         Cancel(Some(flag))
     }
 
+    /// Whether cancellation was asked for (never, for [`Cancel::NEVER`]).
     pub fn is_set(&self) -> bool {
         self.0.is_some_and(|f| f.load(Ordering::Relaxed))
     }
@@ -38,10 +40,25 @@ mod tests {
         assert!(c.is_set());
     }
 
-    /// Every long call refuses to start (or stops) once its flag is set, and writes nothing.
+    /// The relevance engine refuses to start (or stops) once its flag is set.
     #[test]
-    fn set_flag_stops_every_long_call() {
-        use crate::{annotate, atoms, mix, plan, scene::render, wav::AudioFormat};
+    fn set_flag_stops_annotation() {
+        use crate::annotate;
+        let flag = AtomicBool::new(true);
+        let c = Cancel::new(&flag);
+        let (clip, label, onset, offset) = ([0u32, 1], [0u32, 1], [0i64, 5], [10i64, 20]);
+        let events = annotate::Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
+        let logic = [r#"{"all": [{"has": "a"}]}"#];
+        let run = |c| annotate::relevance_cancellable(&events, 2, 10.0, &["a", "b"], &["q"], &logic, 1, c);
+        assert_eq!(run(Cancel::NEVER).unwrap().clips_of(0), &[0]);
+        assert!(matches!(run(c), Err(annotate::AnnotateError::Cancelled)));
+    }
+
+    /// Every long synthesis call refuses to start (or stops) once its flag is set, and writes nothing.
+    #[cfg(feature = "scene")]
+    #[test]
+    fn set_flag_stops_every_synthesis_call() {
+        use crate::{atoms, mix, plan, scene::render, wav::AudioFormat};
         let flag = AtomicBool::new(true);
         let c = Cancel::new(&flag);
 
@@ -51,13 +68,6 @@ mod tests {
         let natives = vec![8000i64; 40];
         assert!(plan::plan_corpus_cancellable(&params, &natives, 1, 20, 0.5, Cancel::NEVER).is_ok());
         assert_eq!(plan::plan_corpus_cancellable(&params, &natives, 1, 20, 0.5, c), Err(plan::PlanError::Cancelled));
-
-        let (clip, label, onset, offset) = ([0u32, 1], [0u32, 1], [0i64, 5], [10i64, 20]);
-        let events = annotate::Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
-        let logic = [r#"{"all": [{"has": "a"}]}"#];
-        let run = |c| annotate::relevance_cancellable(&events, 2, 10.0, &["a", "b"], &["q"], &logic, 1, c);
-        assert_eq!(run(Cancel::NEVER).unwrap().clips_of(0), &[0]);
-        assert!(matches!(run(c), Err(annotate::AnnotateError::Cancelled)));
 
         let audio = vec![0.1f32; 100];
         let offsets = [0u64, 100];

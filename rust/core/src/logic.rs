@@ -16,6 +16,10 @@
 //!
 //! Errors name the query, the constraint index within `all` (0-based) and its JSON, and say
 //! what was expected.
+//!
+//! With the `serde` feature, [`Logic`] and [`Constraint`] serialize to exactly this JSON and
+//! deserialize through the same validation as [`Logic::parse`]; with the `schema` feature they
+//! implement `schemars::JsonSchema`, whose output is committed as `docs/logic.schema.json`.
 use std::collections::HashMap;
 use std::fmt;
 
@@ -23,7 +27,12 @@ use serde_json::Value;
 
 /// One constraint of a conjunction, generic over how labels are represented
 /// (`String` after parsing, `u32` label ids after compiling).
+///
+/// New kinds of constraint may join the grammar.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Constraint<L> {
     /// The clip has at least one event with this label.
     Has(L),
@@ -34,7 +43,17 @@ pub enum Constraint<L> {
     /// Some event of the first label and some event of the second share a positive-length span.
     Overlap(L, L),
     /// Some event of `label` lasts at least `min_s` and at most `max_s` seconds (bounds inclusive).
-    Duration { label: L, min_s: Option<f64>, max_s: Option<f64> },
+    /// At least one bound is given, and `min_s <= max_s` when both are.
+    Duration {
+        /// The label whose events are measured.
+        label: L,
+        /// Shortest accepted length in seconds (finite, `>= 0`); `None`: no lower bound.
+        #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+        min_s: Option<f64>,
+        /// Longest accepted length in seconds (finite, `>= 0`); `None`: no upper bound.
+        #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+        max_s: Option<f64>,
+    },
 }
 
 impl<L> Constraint<L> {
@@ -62,27 +81,42 @@ impl<L> Constraint<L> {
 }
 
 /// A parsed query: the conjunction of its constraints.
+///
+/// Its JSON form (contract §2, and its `serde` form) is `{"all": [constraint, ...]}`; the query
+/// id is not part of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Logic {
+    /// The query's id, used in error messages (empty when the logic was deserialized).
     pub query_id: String,
+    /// The constraints, all of which a relevant clip satisfies (at least one).
     pub constraints: Vec<Constraint<String>>,
 }
 
 /// Malformed logic: which query, which constraint, what was expected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogicError {
+    /// The query whose logic is malformed.
     pub query_id: String,
     /// Index within `all` and the constraint's JSON, when the error is inside one constraint.
     pub constraint: Option<(usize, String)>,
+    /// What was wrong and what was expected.
     pub message: String,
+}
+
+impl LogicError {
+    /// The error without the query: `constraint 1 {...}: message`, or the message alone.
+    fn detail(&self) -> String {
+        match &self.constraint {
+            Some((i, json)) => format!("constraint {i} {json}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
 }
 
 impl fmt::Display for LogicError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.constraint {
-            Some((i, json)) => {
-                write!(f, "query {}, constraint {} {}: {}", self.query_id, i, json, self.message)
-            }
+            Some(_) => write!(f, "query {}, {}", self.query_id, self.detail()),
             None => write!(f, "query {}: {}", self.query_id, self.message),
         }
     }
@@ -258,12 +292,20 @@ impl Logic {
     /// a label with no events.
     pub fn compile(&self, vocab: &Vocabulary) -> CompiledQuery {
         let constraints: Vec<Constraint<u32>> =
-            self.constraints.iter().map(|c| c.map_labels(|l| vocab.id(l))).collect();
+            self.constraints.iter().map(|c| c.map_labels(|l| vocab.id(l).unwrap_or(Vocabulary::ABSENT))).collect();
         CompiledQuery::new(constraints)
     }
 }
 
 /// Label string -> dense id, as used by the events table.
+///
+/// ```
+/// use reasonaudio_core::logic::Vocabulary;
+/// let vocab = Vocabulary::new(&["dog_bark", "siren"]).unwrap();
+/// assert_eq!(vocab.id("siren"), Some(1));
+/// assert_eq!(vocab.id("rain"), None);
+/// assert_eq!(vocab.label(0), Some("dog_bark"));
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Vocabulary {
     labels: Vec<String>,
@@ -271,7 +313,8 @@ pub struct Vocabulary {
 }
 
 impl Vocabulary {
-    /// Id given to labels that appear in no event.
+    /// Id that [`Logic::compile`] gives labels the vocabulary lacks: no event carries it, and no
+    /// vocabulary is large enough to give it to a label.
     pub const ABSENT: u32 = u32::MAX;
 
     /// Builds a vocabulary where `labels[i]` has id `i`. Duplicate labels are an error: two ids
@@ -289,18 +332,27 @@ impl Vocabulary {
         Ok(Vocabulary { labels: labels.iter().map(|l| l.as_ref().to_string()).collect(), ids })
     }
 
-    pub fn id(&self, label: &str) -> u32 {
-        self.ids.get(label).copied().unwrap_or(Self::ABSENT)
+    /// The id of `label`, or `None` when the vocabulary lacks it.
+    pub fn id(&self, label: &str) -> Option<u32> {
+        self.ids.get(label).copied()
     }
 
+    /// The label with id `id`, or `None` when `id` is out of range.
+    pub fn label(&self, id: u32) -> Option<&str> {
+        self.labels.get(id as usize).map(String::as_str)
+    }
+
+    /// Number of labels.
     pub fn len(&self) -> usize {
         self.labels.len()
     }
 
+    /// Whether the vocabulary has no label.
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty()
     }
 
+    /// The labels in id order.
     pub fn labels(&self) -> &[String] {
         &self.labels
     }
@@ -318,6 +370,7 @@ pub struct CompiledQuery {
 }
 
 impl CompiledQuery {
+    /// Splits compiled constraints into required labels, forbidden labels and event checks.
     pub fn new(constraints: Vec<Constraint<u32>>) -> CompiledQuery {
         let mut required = Vec::new();
         let mut forbidden = Vec::new();
@@ -335,6 +388,120 @@ impl CompiledQuery {
         forbidden.sort_unstable();
         forbidden.dedup();
         CompiledQuery { required, forbidden, event_checks }
+    }
+}
+
+/// The logic's JSON through serde: serializing writes the contract's form, deserializing goes
+/// through the same validation (and error messages) as [`Logic::parse`].
+#[cfg(feature = "serde")]
+mod serde_impls {
+    use serde::de::Error as _;
+    use serde::ser::SerializeMap;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    use super::{constraint_of, excerpt, Constraint, Logic};
+
+    impl Serialize for Logic {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let mut map = serializer.serialize_map(Some(1))?;
+            map.serialize_entry("all", &self.constraints)?;
+            map.end()
+        }
+    }
+
+    /// The query id is not part of the JSON: it is left empty.
+    impl<'de> Deserialize<'de> for Logic {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let value = Value::deserialize(deserializer)?;
+            Logic::from_value("", &value).map_err(|e| D::Error::custom(e.detail()))
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Constraint<String> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let value = Value::deserialize(deserializer)?;
+            constraint_of(&value).map_err(|m| D::Error::custom(format!("constraint {}: {m}", excerpt(&value))))
+        }
+    }
+}
+
+/// The JSON Schema of the logic format (`docs/logic.schema.json`). What a schema cannot say
+/// (`min_s <= max_s`, finite numbers) [`Logic::parse`] still checks.
+#[cfg(feature = "schema")]
+mod schema_impls {
+    use std::borrow::Cow;
+
+    use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+    use serde_json::{json, Value};
+
+    use super::{Constraint, Logic};
+
+    impl JsonSchema for Logic {
+        fn schema_name() -> Cow<'static, str> {
+            "Logic".into()
+        }
+
+        fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+            json_schema!({
+                "description": "A query's logic (reasonaudio benchmark contract, section 2): the conjunction of its constraints; a clip is relevant when it satisfies all of them.",
+                "type": "object",
+                "properties": {
+                    "all": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": generator.subschema_for::<Constraint<String>>(),
+                    }
+                },
+                "required": ["all"],
+                "additionalProperties": false,
+            })
+        }
+    }
+
+    /// `{kind: argument}`, the only key.
+    fn variant(kind: &str, description: &str, argument: Value) -> Value {
+        json!({
+            "description": description,
+            "type": "object",
+            "properties": { kind: argument },
+            "required": [kind],
+            "additionalProperties": false,
+        })
+    }
+
+    impl JsonSchema for Constraint<String> {
+        fn schema_name() -> Cow<'static, str> {
+            "Constraint".into()
+        }
+
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            let label = json!({"type": "string", "minLength": 1});
+            let pair = json!({"type": "array", "prefixItems": [label, label], "minItems": 2, "maxItems": 2});
+            let bound =
+                |description: &str| json!({"description": description, "type": ["number", "null"], "minimum": 0});
+            let duration = json!({
+                "type": "object",
+                "properties": {
+                    "label": label,
+                    "min_s": bound("Shortest accepted length in seconds (inclusive); null or absent: no lower bound."),
+                    "max_s": bound("Longest accepted length in seconds (inclusive); null or absent: no upper bound; at least min_s."),
+                },
+                "required": ["label"],
+                "anyOf": [{"required": ["min_s"]}, {"required": ["max_s"]}],
+                "additionalProperties": false,
+            });
+            json_schema!({
+                "description": "One constraint: an object with exactly one key naming its kind.",
+                "oneOf": [
+                    variant("has", "The clip has at least one event with this label.", label.clone()),
+                    variant("not", "The clip has no event with this label.", label.clone()),
+                    variant("before", "Some event of the first label ends no later than some event of the second starts.", pair.clone()),
+                    variant("overlap", "Some event of the first label and some event of the second share a positive-length span.", pair),
+                    variant("duration", "Some event of the label lasts at least min_s and at most max_s seconds.", duration),
+                ],
+            })
+        }
     }
 }
 
@@ -406,5 +573,51 @@ mod tests {
         assert_eq!(q.forbidden, vec![Vocabulary::ABSENT]);
         assert_eq!(q.event_checks, vec![Constraint::Before(0, 1)]);
         assert!(Vocabulary::new(&["a", "a"]).is_err());
+        assert_eq!((vocab.id("b"), vocab.id("zzz"), vocab.id("")), (Some(1), None, None));
+        assert_eq!((vocab.label(1), vocab.label(2), vocab.label(Vocabulary::ABSENT)), (Some("b"), None, None));
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_writes_the_contract_json_and_validates_on_read() {
+        let json = r#"{"all":[{"has":"a"},{"not":"b"},{"before":["a","c"]},{"overlap":["c","a"]},{"duration":{"label":"a","min_s":4.0}},{"duration":{"label":"a","min_s":0.5,"max_s":2.5}}]}"#;
+        let q = Logic::parse("q", json).unwrap();
+        assert_eq!(serde_json::to_string(&q).unwrap(), json);
+        let back: Logic = serde_json::from_str(json).unwrap();
+        assert_eq!(back.constraints, q.constraints);
+        assert_eq!(back.query_id, "");
+        let one: Constraint<String> = serde_json::from_str(r#"{"before": ["a", "c"]}"#).unwrap();
+        assert_eq!(one, Constraint::Before("a".into(), "c".into()));
+
+        let err = |json: &str| serde_json::from_str::<Logic>(json).unwrap_err().to_string();
+        assert_eq!(
+            err(r#"{"all": [{"has": "a"}, {"before": "a"}]}"#),
+            r#"constraint 1 {"before":"a"}: expected a list of two labels, got "a""#
+        );
+        assert!(err(r#"{"all": []}"#).starts_with("\"all\" is empty"));
+        assert!(serde_json::from_str::<Constraint<String>>(r#"{"duration": {"label": "a"}}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("duration needs min_s or max_s"));
+    }
+
+    /// `docs/logic.schema.json` is the schema the types generate; after changing the grammar,
+    /// write it again with `cargo run -p reasonaudio-core --features schema --example logic_schema > docs/logic.schema.json`.
+    #[cfg(feature = "schema")]
+    #[test]
+    fn committed_schema_is_current() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        if !root.join("docs/contract.md").exists() {
+            return; // a packaged crate, outside the repository: no docs/ to compare with
+        }
+        let path = root.join("docs/logic.schema.json");
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        let generated = serde_json::to_string_pretty(&schemars::schema_for!(Logic)).unwrap() + "\n";
+        assert!(
+            committed == generated,
+            "{} is out of date; write it again with \
+             `cargo run -p reasonaudio-core --features schema --example logic_schema > docs/logic.schema.json`",
+            path.display()
+        );
     }
 }

@@ -21,9 +21,13 @@ use crate::cancel::Cancel;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlanParams {
+    /// Sample rate of onsets and lengths, Hz.
     pub sample_rate: u32,
+    /// Fewest events in a clip (at least 1).
     pub min_events: u32,
+    /// Most events in a clip.
     pub max_events: u32,
+    /// Longest clip, seconds.
     pub max_clip_s: f64,
     /// Robustness margin m of contract §3.1.
     pub margin_s: f64,
@@ -39,6 +43,7 @@ pub struct PlanParams {
     pub gap_s: (f64, f64),
     /// Silence before the first and after the last event, seconds.
     pub edge_silence_s: (f64, f64),
+    /// Range of event gains, dB (at or below 0), drawn uniformly.
     pub gain_db: (f64, f64),
     /// In `overlap` clips: chance that an event is laid over the previous one.
     pub overlap_probability: f64,
@@ -74,52 +79,83 @@ impl Default for PlanParams {
     }
 }
 
+/// Why planning refused its input, failed or stopped.
 #[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
 pub enum PlanError {
+    /// The [`PlanParams`] are inconsistent (see [`PlanParams::validate`]).
     #[error("invalid plan parameters: {0}")]
     InvalidParams(String),
+    /// A [`ClipRequest`] asks for something the parameters or the library cannot give.
     #[error("invalid clip request: {0}")]
     InvalidRequest(String),
+    /// No layout of the clip obeyed the timing rules within the attempts allowed.
     #[error("could not plan clip (key {key}) under the timing rules after {attempts} attempts: {reason}")]
-    Unsatisfiable { key: u64, attempts: u32, reason: String },
+    Unsatisfiable {
+        /// The clip's random key.
+        key: u64,
+        /// Layouts tried.
+        attempts: u32,
+        /// The rule the last attempt broke.
+        reason: String,
+    },
+    /// The call's [`Cancel`] flag was set.
     #[error("planning cancelled")]
     Cancelled,
 }
 
+/// How a clip's events are laid out in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Pattern {
+    /// One after another, with silence between consecutive events.
     Sequential,
+    /// Events may be laid over the previous one (see [`PlanParams::overlap_probability`]).
     Overlap,
 }
 
-/// How an event's length relates to its atom's native length.
+/// How an event's length relates to its atom's native length. The discriminants are the codes
+/// of the events table's `mode` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum LengthMode {
+    /// The event plays the whole atom once.
     Native = 0,
+    /// The event is longer than the atom, which loops.
     Loop = 1,
+    /// The event is shorter than the atom, which is cut.
     Trim = 2,
 }
 
+/// One event of a clip plan (a row of the events table).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlannedEvent {
+    /// Index of the atom the event plays.
     pub atom: u32,
+    /// Start, samples from the clip's start.
     pub onset: i64,
+    /// Length in samples.
     pub length: i64,
+    /// Gain applied to the atom, dB.
     pub gain_db: f32,
+    /// How `length` relates to the atom's own length.
     pub mode: LengthMode,
 }
 
 impl PlannedEvent {
+    /// End of the event (exclusive), samples from the clip's start.
     pub fn offset(&self) -> i64 {
         self.onset + self.length
     }
 }
 
+/// The plan of one clip: its layout, length and events.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClipPlan {
+    /// How the events are laid out.
     pub pattern: Pattern,
+    /// Length of the clip in samples.
     pub length: i64,
     /// Sorted by onset (ties by atom index).
     pub events: Vec<PlannedEvent>,
@@ -130,6 +166,7 @@ pub struct ClipPlan {
 pub struct ClipRequest {
     /// Atoms that must appear, in this temporal order when `ordered`.
     pub required: Vec<u32>,
+    /// Whether the required atoms must appear in the order given.
     pub ordered: bool,
     /// Atoms that must not appear.
     pub excluded: Vec<u32>,
@@ -142,6 +179,8 @@ pub struct ClipRequest {
 }
 
 impl PlanParams {
+    /// Checks the parameters against each other, the contract's margin rule and a library of
+    /// `n_atoms` atoms.
     pub fn validate(&self, n_atoms: usize) -> Result<(), PlanError> {
         let bad = |m: String| Err(PlanError::InvalidParams(m));
         if self.sample_rate < 1000 {

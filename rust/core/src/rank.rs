@@ -17,9 +17,12 @@ use crate::cancel::{Cancel, Cancelled};
 
 /// Why a ranking call refused its input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RankError {
+    /// Shapes or values that do not fit together (row count, dimension, norms, targets, `k`).
     #[error("{0}")]
     Input(String),
+    /// The call's [`Cancel`] flag was set.
     #[error("cancelled")]
     Cancelled,
 }
@@ -33,8 +36,11 @@ impl From<Cancelled> for RankError {
 /// Row-major float32 vectors (`rows.len() == n * dim`) with their canonical norms.
 #[derive(Clone, Copy, Debug)]
 pub struct Vectors<'a> {
+    /// The vectors, one row of `dim` values after another.
     pub rows: &'a [f32],
+    /// Values per row.
     pub dim: usize,
+    /// One norm per row, from [`norms`].
     pub norms: &'a [f64],
 }
 
@@ -51,10 +57,12 @@ impl<'a> Vectors<'a> {
         Ok(Vectors { rows, dim, norms })
     }
 
+    /// Number of rows.
     pub fn len(&self) -> usize {
         self.norms.len()
     }
 
+    /// Whether there is no row.
     pub fn is_empty(&self) -> bool {
         self.norms.is_empty()
     }
@@ -242,13 +250,18 @@ unsafe fn micro_avx512(dim: usize, qp: &[f64], cp: &[f64], out: &mut [[f64; NR];
 
 /// Which tile kernel this CPU runs; all give the same bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kernel {
+    /// Portable Rust, any CPU.
     Scalar,
+    /// x86-64 with AVX2.
     Avx2,
+    /// x86-64 with AVX-512F.
     Avx512,
 }
 
 impl Kernel {
+    /// The fastest kernel this CPU supports.
     pub fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         {
@@ -339,8 +352,11 @@ pub struct RankRequest<'a> {
 /// Rankings of every query: `scores` and `clips` are row-major [n_queries, k].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ranking {
+    /// Clips ranked per query (the request's `k`, clamped to the corpus size).
     pub k: usize,
+    /// Per query, the `k` best cosine scores, best first.
     pub scores: Vec<f64>,
+    /// Per query, the clips of those scores (ties: the smaller index first).
     pub clips: Vec<i64>,
     /// Per query, the clips outranking its target (0 where it has none).
     pub outranking: Vec<i64>,

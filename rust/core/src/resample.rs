@@ -13,9 +13,17 @@ use rubato::{FftFixedInOut, Resampler};
 
 /// Why a resampling request was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ResampleError {
+    /// A sample rate is zero.
     #[error("sample rates must be positive, got sr_in={sr_in} and sr_out={sr_out}")]
-    InvalidRate { sr_in: u32, sr_out: u32 },
+    InvalidRate {
+        /// The input's sample rate, Hz.
+        sr_in: u32,
+        /// The requested output rate, Hz.
+        sr_out: u32,
+    },
+    /// The resampling library (rubato) refused the request.
     #[error("resampler failed: {0}")]
     Backend(String),
 }

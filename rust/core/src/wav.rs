@@ -18,6 +18,7 @@ use flacenc::error::Verify;
 
 /// Output encodings the writers support.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AudioFormat {
     /// 16-bit signed PCM WAV (RIFF, format tag 1).
     Wav16,
@@ -67,18 +68,31 @@ impl FromStr for AudioFormat {
 
 /// Why a file could not be encoded or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WavError {
+    /// A format name that [`AudioFormat`]'s `FromStr` does not know.
     #[error("unknown audio format {0:?}; expected one of \"wav16\", \"wav_f32\", \"flac16\"")]
     UnknownFormat(String),
+    /// More samples than one file of the format can hold.
     #[error("{samples} samples do not fit in one {format} file")]
-    TooLong { samples: usize, format: AudioFormat },
+    TooLong {
+        /// Samples to write.
+        samples: usize,
+        /// The format asked for.
+        format: AudioFormat,
+    },
+    /// A sample rate the format cannot record.
     #[error("sample rate {0} Hz is not supported (expected 1..=655350 Hz)")]
     BadSampleRate(u32),
+    /// The FLAC encoder refused the input.
     #[error("FLAC encoding failed: {0}")]
     Flac(String),
+    /// Writing or renaming the file failed.
     #[error("cannot write {path}: {source}")]
     Io {
+        /// The file being written.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },

@@ -35,6 +35,7 @@ const WARMUP: usize = 8192;
 
 /// A generated texture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Texture {
     /// Flat spectrum (Gaussian samples).
     White,

@@ -33,11 +33,15 @@ pub const TAIL_DECAY_DB: f64 = -20.0;
 
 /// Why a response was refused.
 #[derive(Debug, thiserror::Error, PartialEq)]
+#[non_exhaustive]
 pub enum RoomError {
+    /// The response has no sample.
     #[error("the impulse response is empty")]
     Empty,
+    /// The response has a NaN or infinite sample at this index.
     #[error("the impulse response holds a non-finite sample (NaN or infinity) at index {0}")]
     NonFinite(usize),
+    /// Every sample of the response is 0.
     #[error("the impulse response is silent (every sample is 0)")]
     Silent,
 }

@@ -20,6 +20,7 @@ use ssstretch::Stretch;
 pub const STRETCH_DEN: u32 = 1000;
 /// Stretches allowed: half to twice the exemplar's length (no phase randomisation).
 pub const STRETCH_MIN: u32 = STRETCH_DEN / 2;
+/// Largest stretch numerator: twice the exemplar's length.
 pub const STRETCH_MAX: u32 = STRETCH_DEN * 2;
 /// Pitch shifts allowed, in cents: one octave either way.
 pub const PITCH_MAX_CENTS: i32 = 1200;
@@ -28,15 +29,21 @@ const SEED: i64 = 0x5CE7E;
 
 /// Why a shift/stretch was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ShiftError {
+    /// The pitch shift (cents) is beyond [`PITCH_MAX_CENTS`] either way.
     #[error("pitch shift {0} cents is outside [-{PITCH_MAX_CENTS}, {PITCH_MAX_CENTS}]")]
     Pitch(i32),
+    /// The stretch numerator is outside [`STRETCH_MIN`]..=[`STRETCH_MAX`].
     #[error("stretch {0}/{STRETCH_DEN} is outside [{STRETCH_MIN}, {STRETCH_MAX}]/{STRETCH_DEN}")]
     Stretch(u32),
+    /// The sample rate is 0.
     #[error("sample rate must be > 0")]
     SampleRate,
+    /// The stretcher's output has a NaN or infinite sample.
     #[error("the stretcher produced a non-finite sample (non-finite input?)")]
     NonFinite,
+    /// The input has more samples than the stretcher takes.
     #[error("{0} samples is too long for the stretcher (at most i32::MAX)")]
     TooLong(usize),
 }

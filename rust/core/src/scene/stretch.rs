@@ -19,6 +19,7 @@ use crate::resample::{resample, resampled_len, ResampleError};
 pub const SPEED_DEN: u32 = 200;
 /// Speeds allowed: one octave either way.
 pub const SPEED_MIN: u32 = SPEED_DEN / 2;
+/// Largest speed numerator: twice the normal speed.
 pub const SPEED_MAX: u32 = SPEED_DEN * 2;
 
 /// The speed numerator nearest to a pitch shift of `semitones` (None when not finite or beyond an octave).
