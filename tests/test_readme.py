@@ -210,10 +210,10 @@ def test_mteb_example_runs(quick: Path) -> None:
 
 
 def test_command_table_lists_every_subcommand() -> None:
-    from reasonaudio.cli import COMMAND_MODULES
+    from reasonaudio.cli import COMMANDS
 
     table = section("Command line")
-    for name in COMMAND_MODULES:
+    for name in COMMANDS:
         assert f"`reasonaudio {name}" in table, name
     assert "audit score" in table
 

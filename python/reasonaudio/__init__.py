@@ -16,7 +16,12 @@ The public API, re-exported here; every name (`__version__` too) loads its modul
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import Any
+
+# A library leaves logging to the program: without this, Python's last-resort handler would print
+# the library's warnings on stderr of any script that imports it (reasonaudio.console).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 # `__version__` too loads on first use: `reasonaudio.cli` imports this package before it can install
 # its signal handling, and the extension takes ~0.2 s to load, so an eager import here turned a

@@ -15,7 +15,6 @@ from pathlib import Path
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "inspect",
-        help="show one clip (timeline, relevant queries) or one query (logic, positives, hard negatives)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

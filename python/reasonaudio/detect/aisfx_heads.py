@@ -182,7 +182,7 @@ def _prototypes(detector, library, front) -> dict:
 def mixture_frames(detector, library, front, config: HeadConfig, progress: bool = False):
     """aiSFX frame embeddings of `config.mixtures` training mixtures of `library` (each [T, 512]) and
     their targets (each [T, trained labels]: the share of the frame's span a label sounds)."""
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.data import MixtureSource
@@ -213,7 +213,7 @@ def mixture_frames(detector, library, front, config: HeadConfig, progress: bool 
 
 
 def _trained(detector, library, front, config: HeadConfig, progress: bool) -> dict:
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.detect.train import TRAIN_THREADS, Deterministic
 

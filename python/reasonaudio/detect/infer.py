@@ -108,7 +108,7 @@ def detect(
     """The event index of a corpus. `pairs`: label pairs whose frame-wise co-activation to keep
     (`EventIndex.coactive`; the ranker asks for those of its overlap queries)."""
     torch = torch_module()
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.detect.model import make_front_end
 

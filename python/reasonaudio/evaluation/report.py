@@ -18,6 +18,7 @@ Everything is written to a temporary sibling directory first and renamed into pl
 
 from __future__ import annotations
 
+import logging
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,8 @@ import numpy as np
 from reasonaudio.errors import UserError
 from reasonaudio.evaluation.metrics import AVG, METRIC_NAMES
 from reasonaudio.io.outputs import check_not_an_input, kind_of, output_directory
+
+log = logging.getLogger(__name__)
 
 RESULTS_FORMAT = "reasonaudio-results/1"
 RESULTS_KIND = "eval results"
@@ -197,10 +200,8 @@ def write_results_into(result, tmp: Path, *, figures: bool = True, tsne_queries:
         if run["two_option"]:
             two_option_bars([run], tmp / "figures" / "two_option.png")
         if result.query_vectors is not None:
-            import sys
-
             # t-SNE of a few hundred points takes tens of seconds on two cores: say what runs
-            print("figures: t-SNE of query, positive and hard-negative embeddings …", file=sys.stderr, flush=True)
+            log.info("figures: t-SNE of query, positive and hard-negative embeddings …")
             tsne_plot(result, tmp / "figures" / "tsne.png", n_queries=tsne_queries, seed=seed)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from reasonaudio.retrieval.base import (
 )
 from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
 from reasonaudio.retrieval.index import EmbeddingRanker, deep_rank, l2_normalize, rank_scores
+
+log = logging.getLogger(__name__)
 
 TOP_K = 100
 
@@ -77,13 +80,11 @@ def _relevance(benchmark: Benchmark, query_ids: list[str], clip_ids: list[str]) 
 def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
     """All-zero rows score 0 against everything and identical rows tie everywhere: results are then
     decided by the tie-break (clip order), not by the model. Say so instead of reporting silently."""
-    import sys
-
     zero = int((~vectors.any(axis=1)).sum())
     if zero:
-        print(f"reasonaudio: warning: {what}: {zero} of {len(vectors)} are all zero (they tie with every clip at score 0)", file=sys.stderr)
+        log.warning("reasonaudio: warning: %s: %d of %d are all zero (they tie with every clip at score 0)", what, zero, len(vectors))
     elif len(vectors) > 1 and np.unique(vectors, axis=0).shape[0] == 1:
-        print(f"reasonaudio: warning: {what}: all {len(vectors)} are identical; rankings are decided by the tie-break", file=sys.stderr)
+        log.warning("reasonaudio: warning: %s: all %d are identical; rankings are decided by the tie-break", what, len(vectors))
 
 
 def evaluate(

@@ -20,6 +20,7 @@ a batch, not by the corpus.
 
 from __future__ import annotations
 
+import logging
 import glob
 import io
 import json
@@ -33,6 +34,8 @@ import polars as pl
 
 from reasonaudio.io.benchmark import TABLE_COLUMNS, Benchmark, iter_jsonl
 from reasonaudio.errors import UserError
+
+log = logging.getLogger(__name__)
 
 BEIR_PATH_KEYS = ("path", "audio", "audio_path", "file")
 DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".jsonl", ".json")
@@ -604,12 +607,9 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
     judged = {r[0] for r in qrel_rows}
     unjudged = [str(r["_id"]) for r in query_rows if str(r["_id"]) not in judged]
     if unjudged:
-        import sys
-
-        print(
+        log.warning(
             f"reasonaudio: note: {queries_file}: {len(unjudged)} of {len(query_rows)} queries have no relevant clip in "
-            f"qrels/{split} (first {unjudged[0]!r}); they score 0 on every metric",
-            file=sys.stderr,
+            f"qrels/{split} (first {unjudged[0]!r}); they score 0 on every metric"
         )
 
     def empty(name: str) -> pl.DataFrame:

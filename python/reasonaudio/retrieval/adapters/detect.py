@@ -11,7 +11,7 @@ and `audio/`.
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from pathlib import Path
 
@@ -40,7 +40,7 @@ class DetectModel(ScoringModel):
             self.trained_now = False
         else:
             t0 = time.perf_counter()
-            log = (lambda msg: print(msg, file=sys.stderr)) if options.progress else (lambda msg: None)
+            log = logging.getLogger(__name__).info if options.progress else (lambda msg: None)
             self.detector, self.model_path = train_cached(argument, device=self.device, progress=options.progress, log=log)
             self.trained_now = time.perf_counter() - t0 > 5
         self.index = None
