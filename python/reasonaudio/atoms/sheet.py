@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from reasonaudio.atoms.library import AtomLibrary
 from reasonaudio.console import progress_bar as tqdm
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.io.outputs import check_file, output_file, png_kind, png_metadata
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,7 @@ def contact_sheet(
 ) -> Path:
     """A grid of log-mel images of the atoms, each titled with its label (written atomically; an
     existing file is replaced only when it is an earlier contact sheet and `force` is given)."""
+    require("matplotlib", "figures", "the contact sheet (atoms show)")
     import matplotlib
 
     matplotlib.use("Agg")

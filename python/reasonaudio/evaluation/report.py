@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.evaluation.metrics import AVG, METRIC_NAMES
 from reasonaudio.io.outputs import check_not_an_input, kind_of, output_directory
 
@@ -391,6 +391,7 @@ TASK_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860"
 
 
 def _pyplot():
+    require("matplotlib", "figures", "the figures of eval and report (eval --no-figures leaves them out)")
     import matplotlib
 
     matplotlib.use("Agg", force=True)

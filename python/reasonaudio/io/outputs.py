@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +242,7 @@ def parquet_kind(name: str, columns: Sequence[str] | None = None) -> FileKind:
     also one written before it was marked, recognised by exactly those columns."""
 
     def ours(path: Path) -> bool:
+        require("pyarrow", "arrow", "recognising an earlier parquet output")
         import pyarrow.parquet as pq
 
         schema = pq.read_schema(path)
