@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     # What type checkers see: the real names behind the lazy `__getattr__` below (never run).
     # docs/api.md says which of them are stable.
-    from reasonaudio._core import __version__
-    from reasonaudio.atoms import AtomLibrary, import_atoms, import_folder
-    from reasonaudio.atoms.sources.debian import pack_debian
-    from reasonaudio.builder import BuildConfig, Built, build
-    from reasonaudio.errors import UserError
-    from reasonaudio.io import Benchmark, load_any_benchmark, load_benchmark
-    from reasonaudio.queries import parse_query
-    from reasonaudio.relevance import annotate, relevance_csr
-    from reasonaudio.validate import validate_benchmark
+    from reasonaudio._core import __version__  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.atoms import AtomLibrary, import_atoms, import_folder  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.atoms.sources.debian import pack_debian  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.builder import BuildConfig, Built, build  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.errors import UserError  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.io import Benchmark, load_any_benchmark, load_benchmark  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.queries import parse_query  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.relevance import annotate, relevance_csr  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.validate import validate_benchmark  # noqa: F401  (re-exported through __getattr__)
 
 # A library leaves logging to the program: without this, Python's last-resort handler would print
 # the library's warnings on stderr of any script that imports it (reasonaudio.console).
