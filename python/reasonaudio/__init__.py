@@ -11,6 +11,11 @@ The public API, re-exported here; every name (`__version__` too) loads its modul
 - `load_benchmark(path)` / `load_any_benchmark(path)` / `validate_benchmark(path)` — read a
   benchmark (or a BEIR / Hugging Face folder), check its guarantees
 - `parse_query(text, atoms)` — the template grammar read back into logic
+- `evaluate(benchmark, model)` / `load_model(spec)` — rank and score a model (`EmbeddingModel`,
+  `ScoringModel` to write one, `ModelMeta` to declare it, `load_mono` to read its audio);
+  `tasks_for(path)` — the benchmark as mteb tasks
+
+docs/api.md says which names are stable.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ if TYPE_CHECKING:
     from reasonaudio.queries import parse_query  # noqa: F401  (re-exported through __getattr__)
     from reasonaudio.relevance import annotate, relevance_csr  # noqa: F401  (re-exported through __getattr__)
     from reasonaudio.validate import validate_benchmark  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.evaluation.mteb import tasks_for  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.evaluation.run import evaluate  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval import load_model  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval.adapters.audio import load_mono  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval.base import EmbeddingModel, ScoringModel  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval.registry import ModelMeta  # noqa: F401  (re-exported through __getattr__)
 
 # A library leaves logging to the program: without this, Python's last-resort handler would print
 # the library's warnings on stderr of any script that imports it (reasonaudio.console).
@@ -56,6 +67,13 @@ _EXPORTS = {
     "validate_benchmark": "reasonaudio.validate",
     "parse_query": "reasonaudio.queries",
     "UserError": "reasonaudio.errors",
+    "evaluate": "reasonaudio.evaluation.run",
+    "load_model": "reasonaudio.retrieval",
+    "EmbeddingModel": "reasonaudio.retrieval.base",
+    "ScoringModel": "reasonaudio.retrieval.base",
+    "ModelMeta": "reasonaudio.retrieval.registry",
+    "load_mono": "reasonaudio.retrieval.adapters.audio",
+    "tasks_for": "reasonaudio.evaluation.mteb",
 }
 
 __all__ = ["__version__", *_EXPORTS]
