@@ -103,3 +103,11 @@ def test_validate_json_dash_is_stdout(tmp_path: Path, capsys) -> None:
     out, err = capsys.readouterr()
     assert json.loads(out)["ok"] is True
     assert "OK" in err and not (Path.cwd() / "-").exists()
+
+
+def test_a_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path: Path, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what the base install lacks
+    assert main(["atoms", "show", "procedural", "--out", str(tmp_path / "sheet.png")]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(errors) == 1 and "pip install 'reasonaudio[figures]'" in errors[0], errors
+    assert not (tmp_path / "sheet.png").exists()
