@@ -94,6 +94,10 @@ def test_the_cli_prints_info_lines_and_quiet_hides_them(tmp_path: Path, capsys) 
     assert main(["build", "--out", str(tmp_path / "b"), "--clips", "40", "--queries-per-task", "2", "-q"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("built ") and err == ""
+    assert main(["build", "--out", str(tmp_path / "c"), "--clips", "40", "--queries-per-task", "2", "-v"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("built ") and "rendered audio in" in err
+    assert "Python " in err and ": 40 clips, 10 queries, seed 0" in err  # the debug lines
 
 
 def test_validate_json_dash_is_stdout(tmp_path: Path, capsys) -> None:

@@ -231,6 +231,11 @@ def _main(argv: list[str]) -> int:
 
     try:
         with cli_logging(QUIET if args.quiet else VERBOSE if args.verbose else NORMAL):
+            import logging
+            import platform
+
+            logging.getLogger("reasonaudio.cli").debug("reasonaudio %s, Python %s on %s: %s", version(), platform.python_version(),
+                                                       platform.platform(), " ".join(argv))
             result = args.func(args)
         sys.stdout.flush()  # a full stdout fails here, reported below, not at exit
     except UserError as err:

@@ -56,6 +56,9 @@ def build(
     kind = SHARD_KIND if shard is not None else "benchmark"
     with Output(out, kind, inputs=library_inputs, force=force) as dest:
         plan = plan_build(config, from_plan=from_plan)
+        if log.isEnabledFor(logging.DEBUG):  # the fingerprint hashes the whole plan: only when shown
+            log.debug("plan %s: %d clips, %d queries, seed %d, render threads: %s", plan.fingerprint()[:16], plan.n_clips,
+                      len(plan.specs), config.seed, config.threads or "one per core")
         t0 = time.perf_counter()
         if shard is not None:
             meta = write_shard(plan, dest, dest.root, shard, progress)
