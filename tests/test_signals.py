@@ -122,7 +122,8 @@ def test_sigint_during_cli_flac_build_exits_130(tmp_path: Path) -> None:
     p = subprocess.Popen(
         [sys.executable, "-m", "reasonaudio", "build", "--out", str(out_dir), "--clips", "3000",
          "--queries-per-task", "2", "--format", "flac16"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # the render bar says when rendering runs; off a terminal it is drawn only when asked for
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ, REASONAUDIO_PROGRESS="1"),
     )
     rendering = threading.Event()
     chunks: list[str] = []

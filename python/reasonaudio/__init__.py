@@ -11,12 +11,41 @@ The public API, re-exported here; every name (`__version__` too) loads its modul
 - `load_benchmark(path)` / `load_any_benchmark(path)` / `validate_benchmark(path)` — read a
   benchmark (or a BEIR / Hugging Face folder), check its guarantees
 - `parse_query(text, atoms)` — the template grammar read back into logic
+- `evaluate(benchmark, model)` / `load_model(spec)` — rank and score a model (`EmbeddingModel`,
+  `ScoringModel` to write one, `ModelMeta` to declare it, `load_mono` to read its audio);
+  `tasks_for(path)` — the benchmark as mteb tasks
+
+docs/api.md says which names are stable.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # What type checkers see: the real names behind the lazy `__getattr__` below (never run).
+    # docs/api.md says which of them are stable.
+    from reasonaudio._core import __version__  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.atoms import AtomLibrary, import_atoms, import_folder  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.atoms.sources.debian import pack_debian  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.builder import BuildConfig, Built, build  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.errors import UserError  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.io import Benchmark, load_any_benchmark, load_benchmark  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.queries import parse_query  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.relevance import annotate, relevance_csr  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.validate import validate_benchmark  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.evaluation.mteb import tasks_for  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.evaluation.run import evaluate  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval import load_model  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval.adapters.audio import load_mono  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval.base import EmbeddingModel, ScoringModel  # noqa: F401  (re-exported through __getattr__)
+    from reasonaudio.retrieval.registry import ModelMeta  # noqa: F401  (re-exported through __getattr__)
+
+# A library leaves logging to the program: without this, Python's last-resort handler would print
+# the library's warnings on stderr of any script that imports it (reasonaudio.console).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 # `__version__` too loads on first use: `reasonaudio.cli` imports this package before it can install
 # its signal handling, and the extension takes ~0.2 s to load, so an eager import here turned a
@@ -38,6 +67,13 @@ _EXPORTS = {
     "validate_benchmark": "reasonaudio.validate",
     "parse_query": "reasonaudio.queries",
     "UserError": "reasonaudio.errors",
+    "evaluate": "reasonaudio.evaluation.run",
+    "load_model": "reasonaudio.retrieval",
+    "EmbeddingModel": "reasonaudio.retrieval.base",
+    "ScoringModel": "reasonaudio.retrieval.base",
+    "ModelMeta": "reasonaudio.retrieval.registry",
+    "load_mono": "reasonaudio.retrieval.adapters.audio",
+    "tasks_for": "reasonaudio.evaluation.mteb",
 }
 
 __all__ = ["__version__", *_EXPORTS]

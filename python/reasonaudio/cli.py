@@ -18,27 +18,34 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Collection
 
+from reasonaudio.about import ISSUES_URL, version
 from reasonaudio.errors import UserError
 
-COMMAND_MODULES = (
-    "atoms",
-    "build",
-    "scenes",
-    "merge",
-    "annotate",
-    "validate",
-    "inspect",
-    "eval",
-    "embed",
-    "report",
-    "compose",
-    "audit",
-    "export",
-    "models",
-    "study",
-    "detect",
-)
+#: every command: its module is reasonaudio.commands.<name>, and this line is what `reasonaudio
+#: --help` lists. Only the command given is imported: the others' modules (and the numpy, polars and
+#: the extension they pull in) stay unloaded, so `--help` and `--version` answer at once.
+COMMANDS: dict[str, str] = {
+    "atoms": "inspect, list and import atom libraries",
+    "build": "synthesize a benchmark: audio, events, queries, qrels, two-option pairs, BEIR export",
+    "scenes": "render one plan in several acoustic conditions (clean, beds at several SNRs, rooms) into sibling benchmarks",
+    "merge": "assemble shards of `build --shard K/N` into one benchmark (byte-identical to a plain build)",
+    "annotate": "compute qrels from events and query logic",
+    "validate": "check a benchmark directory against the contract (layout, relevance, margins, audio, BEIR)",
+    "inspect": "show one clip (timeline, relevant queries) or one query (logic, positives, hard negatives)",
+    "eval": "evaluate a text-to-audio retrieval model on a benchmark",
+    "embed": "encode a benchmark's queries and clips into resumable memory-mapped embedding stores",
+    "report": "compare several `reasonaudio eval` results",
+    "compose": "two-segment compositional diagnostic for audio language models (cue -> select -> execute)",
+    "audit": "write a blind listening page for a benchmark, or score listeners' judgments.json against it",
+    "export": "export a benchmark as a Hugging Face dataset folder (datasets / mteb / push_to_hub)",
+    "models": "list the retrieval models (--model SPEC) and what each needs; fetch their pinned Hub weights",
+    "study": "evaluate the ReasonAudio study's models on a benchmark and write its table (resumable)",
+    "detect": "train and run the sound-event detector (detect-then-reason retrieval)",
+    "env": "print the versions of Python, reasonaudio, its extension and dependencies (for bug reports)",
+    "completion": "print a shell completion script (bash, zsh or tcsh)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,20 +83,82 @@ class _Named:
         return getattr(self._stream, name)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from reasonaudio._core import __version__
+class _Version(argparse.Action):
+    """--version, looked up only when asked for."""
 
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help="print the version and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"reasonaudio {version()}\n", sys.stdout)
+        parser.exit()
+
+
+class _Commands:
+    """The subparsers action as a command module sees it: its parser gets the listed summary."""
+
+    def __init__(self, action):
+        self._action = action
+
+    def add_parser(self, name: str, **kwargs):
+        kwargs.setdefault("help", COMMANDS[name])
+        return self._action.add_parser(name, **kwargs)
+
+
+def _leaves(parser: argparse.ArgumentParser):
+    """The parsers that run something: those without subcommands of their own."""
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not actions:
+        yield parser
+    for action in actions:
+        seen: set[int] = set()
+        for sub in action.choices.values():
+            if id(sub) not in seen:
+                seen.add(id(sub))
+                yield from _leaves(sub)
+
+
+def _add_verbosity(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("output")
+    levels = group.add_mutually_exclusive_group()
+    levels.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors: no progress bars, no progress lines")
+    levels.add_argument("-v", "--verbose", action="store_true", help="also the debugging detail of each step")
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser with the options of `commands` (of every command where None: completion,
+    the tests); the others are listed by name and summary only."""
+    chosen = set(COMMANDS if commands is None else commands)
     parser = _Parser(
         prog="reasonaudio",
         description="Build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.",
+        epilog=f"Bugs: {ISSUES_URL}",
     )
-    parser.add_argument("--version", action="version", version=f"reasonaudio {__version__}")
+    parser.add_argument("--version", action=_Version)
+    # `completion` describes every command: it asks for the whole parser through this
+    parser.set_defaults(full_parser=build_parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f"reasonaudio.commands.{name}")
-        module.add_parser(subparsers)
+    for name, summary in COMMANDS.items():
+        if name in chosen:
+            importlib.import_module(f"reasonaudio.commands.{name}").add_parser(_Commands(subparsers))
+        else:
+            subparsers.add_parser(name, help=summary, add_help=False)
+    for leaf in _leaves(parser):
+        if leaf is not parser and leaf.prog.split()[1] in chosen:
+            _add_verbosity(leaf)
     return parser
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The command named on the line: the first word that is not an option (the top-level options,
+    --help and --version, take no value)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 class Terminated(BaseException):
@@ -107,6 +176,7 @@ def _os_error_line(err: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     stdout = sys.stdout
     sys.stdout = _Named(stdout, "standard output")
     try:
@@ -115,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = stdout
 
 
-def _main(argv: list[str] | None) -> int:
-    # Signals first, before the heavy imports of build_parser (the extension, numpy, polars: ~0.3 s):
+def _main(argv: list[str]) -> int:
+    # Signals first, before build_parser imports the command (and with it numpy, polars, the extension):
     # a Ctrl-C or SIGTERM while they load is an ordinary interruption (exit 130 / 143, one line), not
     # a traceback from inside an import. Nothing has been written yet at that point. During the
     # imports a signal is only *noted* and acted on once they are done: raised inside an extension's
@@ -132,7 +202,8 @@ def _main(argv: list[str] | None) -> int:
     else:  # embedded in a program that runs us off its main thread: leave its handlers alone
         previous = previous_int = None
     try:
-        parser = build_parser()
+        command = _command_in(argv)
+        parser = build_parser([command] if command else [])
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous_int)
@@ -158,8 +229,16 @@ def _main(argv: list[str] | None) -> int:
     except BaseException:  # argparse's SystemExit (--help, a usage error)
         _restore(previous)
         raise
+    from reasonaudio.console import NORMAL, QUIET, VERBOSE, cli_logging
+
     try:
-        result = args.func(args)
+        with cli_logging(QUIET if args.quiet else VERBOSE if args.verbose else NORMAL):
+            import logging
+            import platform
+
+            logging.getLogger("reasonaudio.cli").debug("reasonaudio %s, Python %s on %s: %s", version(), platform.python_version(),
+                                                       platform.platform(), " ".join(argv))
+            result = args.func(args)
         sys.stdout.flush()  # a full stdout fails here, reported below, not at exit
     except UserError as err:
         print(f"reasonaudio {args.command}: error: {err}", file=sys.stderr)
@@ -182,7 +261,8 @@ def _main(argv: list[str] | None) -> int:
         import traceback
 
         traceback.print_exc()
-        print(f"reasonaudio {args.command}: internal error (a bug; please report it with the traceback above)", file=sys.stderr)
+        print(f"reasonaudio {args.command}: internal error (a bug; please report it at {ISSUES_URL} with the traceback above "
+              "and the output of `reasonaudio env`)", file=sys.stderr)
         return 70
     finally:
         _restore(previous)

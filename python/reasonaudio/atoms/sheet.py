@@ -3,18 +3,20 @@ library before building from it."""
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
 import numpy.typing as npt
-from tqdm.auto import tqdm
 
 from reasonaudio.atoms.library import AtomLibrary
-from reasonaudio.errors import UserError
+from reasonaudio.console import progress_bar as tqdm
+from reasonaudio.errors import UserError, require
 from reasonaudio.io.outputs import check_file, output_file, png_kind, png_metadata
+
+log = logging.getLogger(__name__)
 
 SHEET = png_kind("contact sheet")
 
@@ -64,6 +66,7 @@ def contact_sheet(
 ) -> Path:
     """A grid of log-mel images of the atoms, each titled with its label (written atomically; an
     existing file is replaced only when it is an earlier contact sheet and `force` is given)."""
+    require("matplotlib", "figures", "the contact sheet (atoms show)")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,8 +95,7 @@ def contact_sheet(
     dest = Path(out_png)
     try:
         with output_file(dest, SHEET, inputs=inputs, force=force) as tmp:
-            if progress:
-                print("drawing the sheet …", file=sys.stderr, flush=True)
+            log.info("drawing the sheet …")
             fig.savefig(tmp, dpi=90, metadata=png_metadata(SHEET))
     finally:
         plt.close(fig)

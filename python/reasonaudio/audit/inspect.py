@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.io.outputs import check_file, check_not_an_input, png_kind, png_metadata, write_output
 from reasonaudio.contract.logic import LogicError, parse_logic
 from reasonaudio.contract.reference import EventIndex
@@ -208,6 +208,7 @@ def _spectrogram_db(x: np.ndarray, sr: int, n_fft: int, hop: int) -> np.ndarray:
 
 def _label_colors(views: list[ClipView]) -> dict[str, tuple]:
     """One colour per label across every panel of a figure, so a label looks the same in both clips."""
+    require("matplotlib", "figures", "inspect's figure")
     from matplotlib import colormaps
 
     palette = colormaps["tab10" if len({l for v in views for l in v.events["label"]}) <= 10 else "tab20"]
@@ -256,6 +257,7 @@ def _save(fig, out: Path, bench: Path, force: bool) -> None:
 def plot(path: str | Path, item: str, out: str | Path, *, force: bool = False) -> Path:
     """PNG of a clip (spectrogram over its event timeline) or of a query's two-option pair; an
     existing `out` is replaced only when it is an earlier such figure and `force` is given."""
+    require("matplotlib", "figures", "inspect --png")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.io.benchmark import TASKS, Benchmark, load_benchmark
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.contract.logic import Constraint, LogicError, parse_logic
 from reasonaudio.contract.reference import EventIndex
 
@@ -156,6 +156,7 @@ def sample_cards(bench: Benchmark, per_task: int, seed: int, extra: int = 0) -> 
 
 
 def _palette() -> list[int]:
+    require("matplotlib", "figures", "the listening page's spectrograms")
     from matplotlib import colormaps
 
     rgb = (colormaps["magma"](np.linspace(0.0, 1.0, 256))[:, :3] * 255).round().astype(np.uint8)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import json
 import math
 import os
-import sys
 from dataclasses import asdict, dataclass, field
 
 from reasonaudio import _core
 from reasonaudio.contract import MAX_SAMPLE_RATE, MIN_SAMPLE_RATE
 from reasonaudio.errors import UserError
+
+log = logging.getLogger(__name__)
 
 AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
 # Rendering is CPU-bound: more threads than cores only adds scheduling (1,000 threads ran 10x slower
@@ -172,6 +174,6 @@ def _is_parse_error(err: ValueError) -> bool:
 
 
 def note(message: str) -> None:
-    """One line about a decision the build took for the user (printed even with --quiet)."""
-    print(f"reasonaudio build: note: {message}", file=sys.stderr)
+    """One line about a decision the build took for the user (a warning: the CLI prints it even with --quiet)."""
+    log.warning("reasonaudio build: note: %s", message)
 

@@ -16,7 +16,7 @@ import math
 import os
 
 import numpy as np
-from tqdm.auto import tqdm
+from reasonaudio.console import progress_bar as tqdm
 
 from reasonaudio.builder.plan import BuildPlan
 from reasonaudio.builder.render import SCENE_REPORT, render_bank, render_range, scene_slice

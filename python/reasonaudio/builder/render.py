@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from reasonaudio.console import progress_bar as tqdm
 
 from reasonaudio import _core
 from reasonaudio.builder.plan import BuildPlan

@@ -8,6 +8,7 @@ Data flows one way: atoms → clip plans (Rust planner) → queries drawn from r
 
 from __future__ import annotations
 
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +21,8 @@ from reasonaudio.builder.shard import SHARD_KIND, load_plan, write_shard
 from reasonaudio.builder.tables import Built, finish_benchmark, write_benchmark, write_plan_files
 from reasonaudio.errors import UserError
 from reasonaudio.io.storage import Output, is_uri
+
+log = logging.getLogger(__name__)
 
 
 def plan_build(config: BuildConfig | None = None, *, from_plan: str | Path | None = None) -> BuildPlan:
@@ -53,6 +56,9 @@ def build(
     kind = SHARD_KIND if shard is not None else "benchmark"
     with Output(out, kind, inputs=library_inputs, force=force) as dest:
         plan = plan_build(config, from_plan=from_plan)
+        if log.isEnabledFor(logging.DEBUG):  # the fingerprint hashes the whole plan: only when shown
+            log.debug("plan %s: %d clips, %d queries, seed %d, render threads: %s", plan.fingerprint()[:16], plan.n_clips,
+                      len(plan.specs), config.seed, config.threads or "one per core")
         t0 = time.perf_counter()
         if shard is not None:
             meta = write_shard(plan, dest, dest.root, shard, progress)
@@ -67,9 +73,8 @@ def build(
                     rendered = RenderedRange(*render_on_ray(plan, dest.audio_url, ray, progress))
                 else:
                     rendered = render_audio(plan, dest.audio_url, 0, plan.n_clips, progress)
-            if progress:
-                # timings stay out of the manifest: it must be byte-identical across runs
-                print(f"{plan.origin} in {plan.seconds:.2f} s, rendered audio in {time.perf_counter() - t0:.2f} s")
+            # timings stay out of the manifest: it must be byte-identical across runs
+            log.info("%s in %.2f s, rendered audio in %.2f s", plan.origin, plan.seconds, time.perf_counter() - t0)
             manifest = finish_benchmark(plan, dest.root, early.result(), rendered.peaks, rendered.gains, dest,
                                         audio_sha256=rendered.sha256)
             shard_meta = None
@@ -113,7 +118,6 @@ def build_conditions(root: str | Path, config: BuildConfig, conditions: dict[str
         with Output(target, "benchmark", inputs=[] if config.atoms == "procedural" else [config.atoms], force=force) as dest:
             t0 = time.perf_counter()
             rendered = render_audio(cond, dest.audio_url, 0, cond.n_clips, progress)
-            if progress:
-                print(f"condition {name}: rendered {cond.n_clips} clips in {time.perf_counter() - t0:.2f} s")
+            log.info("condition %s: rendered %d clips in %.2f s", name, cond.n_clips, time.perf_counter() - t0)
             out[name] = Built(target, write_benchmark(cond, dest.root, rendered.peaks, rendered.gains, audio_sha256=rendered.sha256))
     return out

@@ -23,6 +23,7 @@ renders its clips exactly as the single-process build does.
 
 from __future__ import annotations
 
+import logging
 import json
 import time
 import zipfile
@@ -31,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from tqdm.auto import tqdm
 
 from reasonaudio._core import __version__
 from reasonaudio.atoms import AtomLibrary, LabelView
@@ -39,12 +39,15 @@ from reasonaudio.builder.config import BuildConfig
 from reasonaudio.builder.plan import BuildPlan, attach_scene, plan_benchmark
 from reasonaudio.builder.render import render_audio
 from reasonaudio.builder.tables import Built, write_audio_hash_list, write_benchmark
+from reasonaudio.console import progress_bar as tqdm
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
 from reasonaudio.io.outputs import npz_kind, output_file
 from reasonaudio.queries import QuerySpec
 from reasonaudio.scene import SceneConfig, resolve
+
+log = logging.getLogger(__name__)
 
 SHARD_FORMAT = "reasonaudio-shard/1"
 SHARD_KIND = "benchmark shard"
@@ -77,8 +80,7 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
     t0 = time.perf_counter()
     rendered = render_audio(plan, dest.audio_url, lo, hi, progress)
     peaks, gains = rendered.peaks, rendered.gains
-    if progress:
-        print(f"{plan.origin} in {plan.seconds:.2f} s, rendered clips [{lo}, {hi}) in {time.perf_counter() - t0:.2f} s")
+    log.info("%s in %.2f s, rendered clips [%d, %d) in %.2f s", plan.origin, plan.seconds, lo, hi, time.perf_counter() - t0)
     stats = {"clip_index": np.arange(lo, hi, dtype=np.int64), "peak": peaks.astype(np.float32), "gain": gains.astype(np.float32)}
     if plan.scene is not None:
         report = plan.scene_report  # type: ignore[attr-defined]

@@ -15,7 +15,6 @@ from reasonaudio.errors import UserError
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "annotate",
-        help="compute qrels from events and query logic",
         description=(
             "Evaluate every query's logic against every clip's events and write the relevant pairs. "
             "EVENTS is a benchmark's events.parquet (or its directory), or a strong-label table "

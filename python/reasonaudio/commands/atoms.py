@@ -58,8 +58,7 @@ def _import(args: argparse.Namespace) -> int:
         seed=args.seed,
         overwrite=args.force,
     )
-    if not (report.rejected or report.skipped):
-        print(report)
+    print(report)
     return 0
 
 
@@ -112,7 +111,7 @@ def _positive_rate(text: str) -> int:
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("atoms", help="inspect, list and import atom libraries")
+    parser = subparsers.add_parser("atoms")
     sub = parser.add_subparsers(dest="atoms_command", metavar="ACTION")
     sub.required = True
 

@@ -27,7 +27,6 @@ from reasonaudio.errors import UserError
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "audit",
-        help="write a blind listening page for a benchmark, or score listeners' judgments.json against it",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         usage="reasonaudio audit BENCH --out SITE [options]\n       reasonaudio audit score JUDGMENTS.json [MORE.json ...] --bench BENCH [options]",

@@ -1,11 +1,13 @@
 """argparse types for bounded numeric options: a value outside its range is a usage error (exit 2)
-naming the option, before any work starts. Every bound is stated in the option's help too."""
+naming the option, before any work starts. Every bound is stated in the option's help too. Also the `-`
+that a report-file option reads as standard output."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import os
+from pathlib import Path
 
 
 def int_in(lo: int, hi: int | None = None):
@@ -58,3 +60,5 @@ def utf8_path(text: str) -> str:
     return text
 
 
+#: a report-file option's value that means standard output (`validate --json -`)
+STDOUT = Path("-")

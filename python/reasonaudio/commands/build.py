@@ -27,7 +27,6 @@ def _plan_override(text: str) -> tuple[str, object]:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "build",
-        help="synthesize a benchmark: audio, events, queries, qrels, two-option pairs, BEIR export",
         description="Synthesize a reasoning-intensive text-to-audio retrieval benchmark into DIR.",
     )
     p.add_argument("--out", default=None, type=utf8_path, help="output directory or fsspec URI (must be empty unless --force); required unless --save-plan")
@@ -42,7 +41,6 @@ def add_parser(subparsers) -> None:
                    help="use a plan written by --save-plan with the same build options instead of planning again")
     p.add_argument("--ray", default=None, metavar="ADDRESS|local",
                    help="render on a Ray cluster ('local' starts one on this machine); needs reasonaudio[ray]")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 

@@ -13,7 +13,7 @@ from reasonaudio.errors import UserError
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "compose", help="two-segment compositional diagnostic for audio language models (cue -> select -> execute)")
+        "compose")
     sub = parser.add_subparsers(dest="compose_command", metavar="STEP")
     sub.required = True
 

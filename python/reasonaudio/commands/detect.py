@@ -14,7 +14,6 @@ from reasonaudio.commands.bounds import SEED, float_in, int_in
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "detect",
-        help="train and run the sound-event detector (detect-then-reason retrieval)",
         description="Train a frame tagger on strongly labelled mixtures generated from an atom library, "
         "detect the events of a corpus from its audio alone, and add labels from a few recordings.",
     )
@@ -41,7 +40,6 @@ def add_parser(subparsers) -> None:
                        help="safety stop: fail (write no model) if a tagger trains longer than this")
     train.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: cuda if available)")
     train.add_argument("--force", action="store_true", help="replace an earlier model file at --out")
-    train.add_argument("--quiet", action="store_true")
     train.set_defaults(func=run_train)
 
     enrol = sub.add_parser("enrol", help="add a label from a few recordings of the sound, without retraining",
@@ -65,7 +63,6 @@ def add_parser(subparsers) -> None:
     run.add_argument("--force", action="store_true", help="replace existing --out / --metrics files")
     run.add_argument("--threshold", type=float, default=None, help="decision threshold (default: the model's, 0.5)")
     run.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps, checked before any work (default: cuda if available)")
-    run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=run_detect)
 
 

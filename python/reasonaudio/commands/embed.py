@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import polars as pl
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.errors import UserError
     from reasonaudio.io.embedding_store import write_store

@@ -23,7 +23,6 @@ class _ModelHelpFormatter(argparse.HelpFormatter):
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "eval",
-        help="evaluate a text-to-audio retrieval model on a benchmark",
         description="Rank every clip for every query, compute Acc@1 / nDCG@10 / Recall@k / MRR per task "
         "with bootstrap intervals, run the two-option test, and write results.json, report.md, "
         "per-query rankings and figures. BENCH is a benchmark directory or a BEIR-style folder "
@@ -46,7 +45,6 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--offline", action="store_true",
                         help="Hub ids (models, hf://datasets/...) from the Hugging Face cache only, as HF_HUB_OFFLINE=1")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
 

@@ -13,7 +13,6 @@ from reasonaudio.commands.bounds import float_in, utf8_path
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "export",
-        help="export a benchmark as a Hugging Face dataset folder (datasets / mteb / push_to_hub)",
         description="Write BENCH as a folder that datasets.load_dataset(DIR, 'corpus'|'queries'|'qrels') reads "
         "offline: sharded parquet per config with the audio embedded as the Audio feature, one mteb sub-task "
         "per reasoning task, the two-option pairs as top_ranked, and a dataset card (README.md) ready for "

@@ -17,7 +17,6 @@ from reasonaudio.io.hub_cache import bench_argument
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "inspect",
-        help="show one clip (timeline, relevant queries) or one query (logic, positives, hard negatives)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -11,7 +11,6 @@ from reasonaudio.commands.bounds import utf8_path
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "merge",
-        help="assemble shards of `build --shard K/N` into one benchmark (byte-identical to a plain build)",
         description=(
             "Assemble every shard of one sharded build (directories or fsspec URIs written by "
             "`reasonaudio build ... --shard K/N`) into a benchmark directory byte-identical to the "
@@ -23,7 +22,6 @@ def add_parser(subparsers) -> None:
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--threads", type=int, default=0, help="threads for re-planning (0 = all cores)")
     p.add_argument("--from-plan", default=None, metavar="FILE", help="the shards' plan (build --save-plan): nothing is planned again")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 

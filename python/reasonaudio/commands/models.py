@@ -12,7 +12,6 @@ from reasonaudio.retrieval.registry import PARADIGMS
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "models",
-        help="list the retrieval models (--model SPEC) and what each needs",
         description="List every retrieval adapter: the spec to pass to `reasonaudio eval --model`, the study's "
         "model it reproduces, what it needs (GPU memory, sample rate, longest audio it sees) and whether "
         "its Python packages are importable here, with the Hub repositories it loads (pinned revision) and "

@@ -9,7 +9,6 @@ from pathlib import Path
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "report",
-        help="compare several `reasonaudio eval` results",
         description="Put several results directories side by side: one markdown table (tasks x Acc@1 / "
         "nDCG@10 + Avg, and two-option accuracy) and one grouped bar chart. Runs of one plan in several "
         "acoustic conditions (`reasonaudio scenes`) add a table and a curve across the conditions, ordered "

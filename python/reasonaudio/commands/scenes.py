@@ -50,7 +50,6 @@ def parse_condition(text: str) -> tuple[str, dict | None]:
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "scenes",
-        help="render one plan in several acoustic conditions (clean, beds at several SNRs, rooms) into sibling benchmarks",
         description=__doc__,
     )
     p.add_argument("--out", required=True, help="root directory: one benchmark per condition in OUT/<name>")
@@ -64,7 +63,6 @@ def add_parser(subparsers) -> None:
     p.add_argument("--stretch", default=None, metavar="LO,HI", help="per-event time stretch, the same in every condition (as build)")
     p.add_argument("--varispeed", default=None, metavar="LO,HI", help="per-event varispeed in semitones, the same in every condition (as build)")
     p.add_argument("--force", action="store_true", help="replace non-empty condition directories")
-    p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=run)
 
 

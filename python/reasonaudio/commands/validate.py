@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from reasonaudio.io.hub_cache import bench_argument
-
+from reasonaudio.commands.bounds import STDOUT
 from reasonaudio.errors import UserError
 from reasonaudio.io.outputs import check_file, check_not_an_input, json_kind, write_output
 
@@ -26,7 +26,6 @@ REPORT = json_kind("validation report", REPORT_FORMAT)
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="check a benchmark directory against the contract (layout, relevance, margins, audio, BEIR)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -34,9 +33,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_S, metavar="S", help=f"robustness margin m in seconds (default {DEFAULT_MARGIN_S})")
     parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
     parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
-    parser.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the full report as JSON")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT",
+                        help="also write the full report as JSON ('-': to stdout, the text report then goes to stderr)")
     parser.add_argument("--force", action="store_true", help="replace an earlier JSON report at --json")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--examples", type=int, default=3, metavar="N", help="examples printed per failed check (default 3)")
     parser.set_defaults(func=run)
 
@@ -49,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_audio_files is not None and args.max_audio_files < 0:
         raise UserError(f"--max-audio-files must be >= 0, got {args.max_audio_files}")
-    if args.json is not None:  # before the checks, which can take minutes
+    to_stdout = args.json == STDOUT
+    if args.json is not None and not to_stdout:  # before the checks, which can take minutes
         check_not_an_input(args.json, [args.directory], "--json")
         check_file(args.json, REPORT, args.force, "--json")
     report = validate_benchmark(
@@ -59,11 +59,14 @@ def run(args: argparse.Namespace) -> int:
         max_audio_files=args.max_audio_files,
         progress=None if args.quiet else lambda what: print(f"{what} …", file=sys.stderr, flush=True),
     )
-    print(report.format_text(max_examples=args.examples))
+    # with the JSON on stdout, stdout holds nothing else: a program can read it whole
+    print(report.format_text(max_examples=args.examples), file=sys.stderr if to_stdout else sys.stdout)
     if args.json is not None:
-        payload = {"format": REPORT_FORMAT, **report.to_dict()}
-        write_output(args.json, REPORT, json.dumps(payload, indent=2, ensure_ascii=False),
-                     inputs=[args.directory], force=args.force, option="--json")
+        payload = json.dumps({"format": REPORT_FORMAT, **report.to_dict()}, indent=2, ensure_ascii=False)
+        if to_stdout:
+            print(payload)
+        else:
+            write_output(args.json, REPORT, payload, inputs=[args.directory], force=args.force, option="--json")
     sys.stdout.flush()
     if report.fatal:
         more = f" (+{len(report.fatal) - 3} more)" if len(report.fatal) > 3 else ""

@@ -243,7 +243,7 @@ def build_set(out: str | Path, cfg: ComposeConfig, *, source=None, library: Back
         audio_digest = hashlib.sha256()
         iterator = enumerate(plan)
         if progress:
-            from tqdm import tqdm
+            from reasonaudio.console import progress_bar as tqdm
             iterator = tqdm(iterator, total=len(plan), desc="compose build", unit="sample")
         for index, cell in iterator:
             row, audio = _make_sample(index, cell, cfg, source, content, backgrounds, phrase, gap)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reasonaudio.errors import require
 from reasonaudio.compose.io import write_jsonl_atomic, write_text_atomic
 
 
@@ -99,6 +100,7 @@ def _save(fig, path: Path) -> None:
 
 
 def plot_figures(results: list[dict[str, Any]], out: Path, parser: str = "lenient") -> list[str]:
+    require("matplotlib", "figures", "compose's figures")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

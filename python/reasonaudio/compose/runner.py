@@ -110,7 +110,7 @@ def run(directory: str | Path, model: AudioLM, out: str | Path, layers: tuple[st
         prompt_rows = [p for p in prompt_rows if p["id"] in keep]
     iterator = prompt_rows
     if progress:
-        from tqdm import tqdm
+        from reasonaudio.console import progress_bar as tqdm
         iterator = tqdm(prompt_rows, desc="compose run", unit="prompt")
     results = []
     for p in iterator:

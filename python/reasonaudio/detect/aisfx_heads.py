@@ -169,7 +169,7 @@ def build_head(detector, library_spec, *, include_valid: bool = False, config: H
 def mixture_frames(detector, library, front, config: HeadConfig, progress: bool = False):
     """aiSFX frame embeddings of `config.mixtures` training mixtures of `library` (each [T, 512]) and
     their targets (each [T, trained labels]: the share of the frame's span a label sounds)."""
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.detect.augment import AugmentConfig
     from reasonaudio.detect.data import MixtureSource
@@ -200,7 +200,7 @@ def mixture_frames(detector, library, front, config: HeadConfig, progress: bool 
 
 
 def _trained(detector, library, front, config: HeadConfig, progress: bool) -> dict:
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     torch = torch_module()
     if config.mixtures < 1 or config.epochs < 1:

@@ -93,7 +93,7 @@ def detect(
     """The event index of a corpus. `pairs`: label pairs whose frame-wise co-activation to keep
     (`EventIndex.coactive`; the ranker asks for those of its overlap queries)."""
     torch = torch_module()
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.io.audio import audio_info, load_mono
 

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
+from reasonaudio.errors import require
 from reasonaudio.evaluation.tables import LABELS, avg_percent, display_names, union_tasks, with_avg
 
 TASK_COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 
 
 def _pyplot():
+    require("matplotlib", "figures", "the figures of eval and report (eval --no-figures leaves them out)")
     import matplotlib
 
     matplotlib.use("Agg", force=True)

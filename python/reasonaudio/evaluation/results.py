@@ -19,6 +19,7 @@ Everything is written to a temporary sibling directory first and renamed into pl
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from reasonaudio.errors import UserError
@@ -26,6 +27,8 @@ from reasonaudio.evaluation.figures import task_bars, tsne_plot, two_option_bars
 from reasonaudio.evaluation.tables import detail_table, study_table, two_option_detail, two_option_table
 from reasonaudio.io.jsonfile import read_json
 from reasonaudio.io.outputs import output_directory
+
+log = logging.getLogger(__name__)
 
 RESULTS_FORMAT = "reasonaudio-results/1"
 RESULTS_KIND = "eval results"
@@ -104,10 +107,8 @@ def write_results_into(result, tmp: Path, *, figures: bool = True, tsne_queries:
         if run["two_option"]:
             two_option_bars([run], tmp / "figures" / "two_option.png")
         if result.query_vectors is not None:
-            import sys
-
             # t-SNE of a few hundred points takes tens of seconds on two cores: say what runs
-            print("figures: t-SNE of query, positive and hard-negative embeddings …", file=sys.stderr, flush=True)
+            log.info("figures: t-SNE of query, positive and hard-negative embeddings …")
             tsne_plot(result, tmp / "figures" / "tsne.png", n_queries=tsne_queries, seed=seed)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from reasonaudio.retrieval.base import (
 from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
 from reasonaudio.retrieval.certified import INDEXES, make_ranker
 from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_scores
+
+log = logging.getLogger(__name__)
 
 TOP_K = 100
 
@@ -79,13 +82,11 @@ def _relevance(benchmark: Benchmark, query_ids: list[str], clip_ids: list[str]) 
 def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
     """All-zero rows score 0 against everything and identical rows tie everywhere: results are then
     decided by the tie-break (clip order), not by the model. Say so instead of reporting silently."""
-    import sys
-
     zero = int((~vectors.any(axis=1)).sum())
     if zero:
-        print(f"reasonaudio: warning: {what}: {zero} of {len(vectors)} are all zero (they tie with every clip at score 0)", file=sys.stderr)
+        log.warning("reasonaudio: warning: %s: %d of %d are all zero (they tie with every clip at score 0)", what, zero, len(vectors))
     elif len(vectors) > 1 and all((vectors[i : i + 65_536] == vectors[0]).all() for i in range(0, len(vectors), 65_536)):
-        print(f"reasonaudio: warning: {what}: all {len(vectors)} are identical; rankings are decided by the tie-break", file=sys.stderr)
+        log.warning("reasonaudio: warning: %s: all %d are identical; rankings are decided by the tie-break", what, len(vectors))
 
 
 def evaluate(

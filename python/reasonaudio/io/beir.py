@@ -7,6 +7,7 @@ layout is `reasonaudio.io.hub`'s.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import polars as pl
@@ -14,6 +15,8 @@ import polars as pl
 from reasonaudio.errors import UserError
 from reasonaudio.io.benchmark import TABLE_COLUMNS, Benchmark, iter_jsonl
 from reasonaudio.io.hub import BEIR_PATH_KEYS
+
+log = logging.getLogger(__name__)
 
 
 def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
@@ -95,12 +98,9 @@ def load_beir(path: str | Path, *, split: str = "test") -> Benchmark:
     judged = {r[0] for r in qrel_rows}
     unjudged = [str(r["_id"]) for r in query_rows if str(r["_id"]) not in judged]
     if unjudged:
-        import sys
-
-        print(
+        log.warning(
             f"reasonaudio: note: {queries_file}: {len(unjudged)} of {len(query_rows)} queries have no relevant clip in "
-            f"qrels/{split} (first {unjudged[0]!r}); they score 0 on every metric",
-            file=sys.stderr,
+            f"qrels/{split} (first {unjudged[0]!r}); they score 0 on every metric"
         )
 
     def empty(name: str) -> pl.DataFrame:

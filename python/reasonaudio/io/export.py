@@ -32,7 +32,7 @@ from pathlib import Path
 import polars as pl
 
 from reasonaudio.io.benchmark import TASKS, load_benchmark
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.io.outputs import output_directory
 
 SPLIT = "test"
@@ -58,6 +58,7 @@ def _value(dtype: str) -> dict:
 
 
 def _write_table(path: Path, table, features: dict[str, dict], row_group: int | None = None) -> None:
+    require("pyarrow", "arrow", "the Hugging Face export")
     import pyarrow.parquet as pq
 
     import pyarrow as pa
@@ -146,6 +147,7 @@ def export_hf(
     force: bool = False,
 ) -> dict:
     """Write the Hugging Face folder for a benchmark directory into `out` (replaced atomically)."""
+    require("pyarrow", "arrow", "the Hugging Face export")
     import pyarrow as pa
 
     bench = load_benchmark(bench_dir)

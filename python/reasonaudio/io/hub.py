@@ -16,6 +16,7 @@ a batch, not by the corpus.
 
 from __future__ import annotations
 
+import logging
 import glob
 import io
 import json
@@ -28,7 +29,9 @@ from pathlib import Path
 import polars as pl
 
 from reasonaudio.io.benchmark import TABLE_COLUMNS, Benchmark, iter_jsonl
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
+
+log = logging.getLogger(__name__)
 
 BEIR_PATH_KEYS = ("path", "audio", "audio_path", "file")
 DATA_SUFFIXES = (".parquet", ".csv", ".tsv", ".jsonl", ".json")
@@ -44,6 +47,7 @@ ROLE_SUFFIXES = ("corpus", "queries", "qrels", "top_ranked")
 def _parquet_file(path):
     """pyarrow's reader of one exported shard, or a UserError naming it (a truncated or foreign file
     failed with pyarrow's ArrowInvalid and no file name)."""
+    require("pyarrow", "arrow", "reading a Hugging Face folder")
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -283,6 +287,7 @@ def _feature_rate(schema, column: str) -> int | None:
 
 
 def _read_corpus(root: Path, files: list[Path], config: str) -> _Corpus:
+    require("pyarrow", "arrow", "reading a Hugging Face folder")
     import pyarrow as pa
 
     where = f"{root}: config {config!r}"

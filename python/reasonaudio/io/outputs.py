@@ -44,6 +44,7 @@ killed process (its lock is free) is removed by the next command that makes one.
 
 from __future__ import annotations
 
+import logging
 import contextlib
 import errno
 import fcntl
@@ -51,13 +52,14 @@ import json
 import os
 import secrets
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
+
+log = logging.getLogger(__name__)
 
 MARKER = ".reasonaudio-output"
 
@@ -240,6 +242,7 @@ def parquet_kind(name: str, columns: Sequence[str] | None = None) -> FileKind:
     also one written before it was marked, recognised by exactly those columns."""
 
     def ours(path: Path) -> bool:
+        require("pyarrow", "arrow", "recognising an earlier parquet output")
         import pyarrow.parquet as pq
 
         file = pq.ParquetFile(path)
@@ -380,7 +383,7 @@ def _remove_stale(out: Path) -> None:
         else:
             with contextlib.suppress(OSError):
                 stale.unlink()
-        print(f"reasonaudio: note: removed {stale}, left by an interrupted run", file=sys.stderr)
+        log.warning("reasonaudio: note: removed %s, left by an interrupted run", stale)
 
 
 class _Claim:
@@ -652,7 +655,7 @@ def _remove_stale_scratch(root: Path) -> None:
             continue  # alive
         try:
             shutil.rmtree(stale, ignore_errors=True)
-            print(f"reasonaudio: note: removed {stale}, left by an interrupted run", file=sys.stderr)
+            log.warning("reasonaudio: note: removed %s, left by an interrupted run", stale)
         finally:
             os.close(fd)
 

@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.relevance.engine import EventArrays, LogicLike, RelevanceCSR, _query_columns, _rate_from_frame, prepare_events, relevance_csr
 
 
@@ -75,6 +75,7 @@ def stream_relevance_csr(
     boundary; each clip's events must be contiguous in the source (as events.parquet and most
     strong-label exports are), which is checked. Clip ids and relevant pairs, the output, stay in
     memory."""
+    require("pyarrow", "arrow", "reading an events dataset in batches")
     import pyarrow as pa
     import pyarrow.dataset as pads
 

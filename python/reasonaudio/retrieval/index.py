@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
+from reasonaudio.console import progress_bar as tqdm
 
 from reasonaudio import _core
 from reasonaudio.errors import UserError

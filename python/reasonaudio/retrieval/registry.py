@@ -46,6 +46,11 @@ ADAPTER_MODULES = (
     "reasonaudio.retrieval.adapters.baselines",
 )
 
+#: The entry-point group through which another installed package adds `--model` specs, without editing
+#: this one: each entry point names a module that declares `MODELS` as the modules above do, e.g. in
+#: that package's pyproject.toml `[project.entry-points."reasonaudio.models"] mymodel = "mypkg.reasonaudio_models"`.
+ENTRY_POINT_GROUP = "reasonaudio.models"
+
 #: What each `--model` slot is filled with: a whole model, or one of the two parts of `two-stage`.
 KINDS = ("model", "captioner", "ranker")
 
@@ -156,13 +161,34 @@ class ModelMeta:
         }
 
 
+def _plugin_modules() -> list[tuple[str, Any]]:
+    """(where, module) of every installed entry point of ENTRY_POINT_GROUP, by name; one that cannot
+    be loaded or declares no MODELS is refused in a line naming its distribution."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        where = f"entry point {ep.name!r} = {ep.value!r}" + (f" of {ep.dist.name}" if ep.dist is not None else "")
+        try:
+            module = ep.load()
+        except Exception as err:  # a broken plug-in is named, not a traceback from inside the registry
+            raise UserError(f"{where} ({ENTRY_POINT_GROUP}): cannot be loaded: {err}") from None
+        if not isinstance(getattr(module, "MODELS", None), tuple) or not all(isinstance(m, ModelMeta) for m in module.MODELS):
+            raise UserError(f"{where} ({ENTRY_POINT_GROUP}): names no module with a MODELS tuple of ModelMeta")
+        found.append((where, module))
+    return found
+
+
 @cache
 def _entries() -> tuple[ModelMeta, ...]:
     entries: list[ModelMeta] = []
     seen: set[tuple[str, str]] = set()
-    for module_name in ADAPTER_MODULES:
-        for meta in importlib.import_module(module_name).MODELS:
+    modules = [(name, importlib.import_module(name)) for name in ADAPTER_MODULES] + _plugin_modules()
+    for module_name, module in modules:
+        for meta in module.MODELS:
             if (meta.kind, meta.name) in seen:
+                if module_name.startswith("entry point"):  # another package's declaration: not our bug
+                    raise UserError(f"{module_name} ({ENTRY_POINT_GROUP}): {meta.kind} {meta.name!r} is already registered")
                 raise ValueError(f"{module_name}: {meta.kind} {meta.name!r} is declared twice")
             seen.add((meta.kind, meta.name))
             entries.append(meta)

@@ -178,7 +178,7 @@ def _check_audio(
     ev_label = events["label"].to_list()
     ev_on, ev_off = events["onset_sample"].to_list(), events["offset_sample"].to_list()
 
-    from tqdm.auto import tqdm
+    from reasonaudio.console import progress_bar as tqdm
 
     rows = clips.select("clip_id", "path", "duration_s")
     ids = rows["clip_id"].to_numpy()

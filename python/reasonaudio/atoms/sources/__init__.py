@@ -110,8 +110,6 @@ def import_atoms(
         split_fraction=split_fraction, seed=seed, overwrite=overwrite, rejected=rejected, skipped=skipped,
         threads=threads,
     )
-    if report.rejected or report.skipped:
-        print(report)
     return report
 
 

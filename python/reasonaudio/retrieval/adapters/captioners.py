@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 import polars as pl
-from tqdm.auto import tqdm
+from reasonaudio.console import progress_bar as tqdm
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.adapters.audio_lm import QWEN2_AUDIO, parse_max_new_tokens

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from reasonaudio.console import progress_bar as tqdm
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require

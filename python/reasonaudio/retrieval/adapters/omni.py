@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from reasonaudio.console import progress_bar as tqdm
 
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import EmbeddingModel, ModelOptions, require

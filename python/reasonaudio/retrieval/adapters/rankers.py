@@ -138,7 +138,7 @@ class TwoStageBM25(CaptioningModel, ScoringModel):
         self.captioner.prepare(benchmark)
 
     def score(self, queries: QuerySet, clips: ClipSet) -> np.ndarray:
-        from tqdm.auto import tqdm
+        from reasonaudio.console import progress_bar as tqdm
 
         rank_bm25 = require("rank_bm25", extra="eval")
         self._caption(self.captioner, clips)
