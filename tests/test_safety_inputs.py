@@ -529,3 +529,29 @@ def test_merge_refuses_a_shard_wav_that_changed(corpus, tmp_path: Path, capsys):
     code, err = cli(["merge", str(shard0), str(corpus["root"] / "shard1"), "--out", str(tmp_path / "m"), "--quiet"], capsys)
     assert code == 2 and f"{shard0}/audio/{flipped.name}: sha256 differs from" in err, err
     assert not (tmp_path / "m").exists()
+
+
+# --- 6. values as users type them -------------------------------------------------------------------
+
+AS_TYPED = [
+    ("build-snr", ["build", "--out", "b", "--background", "noise:pink", "--snr", "-5,10"], "snr", "-5,10"),
+    ("build-gain-db", ["build", "--out", "b", "--gain-db", "-6,0"], "gain_db", "-6,0"),
+    ("build-pitch", ["build", "--out", "b", "--pitch", "-2,2"], "pitch", "-2,2"),
+    ("scenes-varispeed", ["scenes", "--out", "s", "--varispeed", "-1e0,1"], "varispeed", "-1e0,1"),
+    ("scenes-gain-db", ["scenes", "--out", "s", "--gain-db", "-12,-3"], "gain_db", "-12,-3"),
+]
+
+
+@pytest.mark.parametrize("argv, dest, value", [c[1:] for c in AS_TYPED], ids=[c[0] for c in AS_TYPED])
+def test_negative_ranges_are_read_as_typed(argv, dest, value):
+    from reasonaudio.cli import build_parser
+
+    assert getattr(build_parser().parse_args(argv), dest) == value
+
+
+def test_negative_ranges_inside_a_condition_and_options_still_refused(capsys):
+    from reasonaudio.commands.scenes import parse_condition
+
+    assert parse_condition("low=--background noise:pink --snr -5,10")[1]["snr_db"] == [-5.0, 10.0]
+    code, err = cli(["build", "--out", "b", "--snr", "--quiet"], capsys)  # an option is still no value
+    assert code == 2 and "argument --snr: expected one argument" in err, err

@@ -88,7 +88,8 @@ def corpus_config(args: argparse.Namespace, scene: dict | None = None) -> BuildC
 
 
 def add_scene_options(p) -> None:
-    g = p.add_argument_group("acoustic scene (contract §5; any of these makes a format-version 3 benchmark)")
+    g = p.add_argument_group("acoustic scene (contract §5; any of these makes a format-version 3 benchmark)",
+                             "A range LO,HI may start with a minus sign as typed: --snr -5,10, --pitch -2,2, --gain-db -6,0.")
     g.add_argument("--background", default=None, metavar="SPEC",
                    help="a bed under the events: noise:pink, noise:brown, noise:white, or a directory of recordings (label = sub-folder or file name)")
     g.add_argument("--snr", default=None, metavar="LO,HI",
