@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.out is not None or args.shard is not None or args.ray is not None or args.from_plan is not None:
             raise UserError("--save-plan only plans: leave out --out, --shard, --ray and --from-plan")
-        inputs = [] if config.atoms == "procedural" else [config.atoms]
+        inputs = config.inputs
         # the plan file is claimed before planning (save_plan claims it again, under its lock)
         check_not_an_input(args.save_plan, inputs, "--save-plan")
         check_file(Path(args.save_plan), PLAN_FILE, args.force, "--save-plan")
