@@ -660,3 +660,14 @@ def test_validate_catches_a_duration_inside_the_room_band(tmp_path: Path, capsys
     events.write_parquet(bench / "events.parquet")
     code, out = cli(["validate", str(bench), "--no-audio"], capsys)
     assert code == 1 and "scene.tail_margin" in out and f"clip {row['clip_id']}: an event of {row['label']}" in out, out
+
+
+def test_compose_score_on_a_binary_outputs_file_names_the_file_and_line(tmp_path: Path, capsys):
+    """A binary file given as --outputs was a UnicodeDecodeError (exit 70)."""
+    assert main(["compose", "build", "--out", str(tmp_path / "set"), "--cue", "environment", "--task", "math", "--n", "4"]) == 0
+    outputs = tmp_path / "o.jsonl"
+    outputs.write_bytes(b'{"id": "s00000", "layer": "selection", "output": "1"}\n' + bytes(range(128, 256)))
+    capsys.readouterr()
+    code, err = cli(["compose", "score", str(tmp_path / "set"), "--outputs", str(outputs), "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and f"{outputs}, line 2: not UTF-8 text (byte 0)" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r").exists()
