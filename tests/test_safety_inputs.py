@@ -671,3 +671,12 @@ def test_compose_score_on_a_binary_outputs_file_names_the_file_and_line(tmp_path
     code, err = cli(["compose", "score", str(tmp_path / "set"), "--outputs", str(outputs), "--out", str(tmp_path / "r")], capsys)
     assert code == 2 and f"{outputs}, line 2: not UTF-8 text (byte 0)" in err and "Traceback" not in err, err
     assert not (tmp_path / "r").exists()
+
+
+def test_an_fsd50k_folder_without_its_metadata_is_noted(tmp_path: Path, capsys):
+    """Imported as plain folders it gets folder labels and license 'unspecified': the user is told."""
+    src = tmp_path / "FSD50K"
+    src.mkdir()
+    _wav_folder(src / "FSD50K.dev_audio", ("1001", "1002"), 1.0)
+    _, err = cli(["atoms", "import", str(src), "--out", str(tmp_path / "lib")], capsys)
+    assert "note:" in err and "FSD50K.dev_audio but no FSD50K.ground_truth/" in err and "license 'unspecified'" in err, err
