@@ -81,15 +81,21 @@ def _file_findings(
 
     found: list[tuple[str, str]] = []
     digest = None
+
+    def decode(source):
+        with sf.SoundFile(source) as fh:
+            return fh.channels, fh.samplerate, fh.frames, fh.subtype, fh.read(dtype="float32", always_2d=True)
+
     try:
         raw = path.read_bytes()
         digest = hashlib.sha256(raw).hexdigest()  # releases the GIL: the workers hash in parallel
-        with sf.SoundFile(io.BytesIO(raw)) as fh:
-            channels, rate, frames, subtype = fh.channels, fh.samplerate, fh.frames, fh.subtype
-            data = fh.read(dtype="float32", always_2d=True)
+        channels, rate, frames, subtype, data = decode(io.BytesIO(raw))
         del raw
-    except (OSError, RuntimeError, sf.LibsndfileError) as err:
-        return False, [("audio.readable", f"{where}: not readable ({str(err)[:120]})")], digest
+    except (OSError, RuntimeError, sf.LibsndfileError):
+        try:  # the same failure, met opening the file itself, so that the message names the file
+            channels, rate, frames, subtype, data = decode(path)
+        except (OSError, RuntimeError, sf.LibsndfileError) as err:
+            return False, [("audio.readable", f"{where}: not readable ({str(err)[:120]})")], digest
     expected = int(round(duration_s * sr))
     problems = []
     if channels != 1:
