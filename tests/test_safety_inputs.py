@@ -218,6 +218,7 @@ BOUNDS = [
          "--device bogus: expected cpu, cuda"),
     Case("export-shard-mb-nan", ("export", "{tmp}", "--out", "{tmp}/hf", "--shard-mb", "nan"), 2, "argument --shard-mb: must be a finite number"),
     Case("export-shard-mb-inf", ("export", "{tmp}", "--out", "{tmp}/hf", "--shard-mb", "inf"), 2, "argument --shard-mb: must be a finite number"),
+    Case("merge-threads-negative", ("merge", "{tmp}/s0", "--out", "{tmp}/m", "--threads", "-1"), 2, "argument --threads: must be within 0..1,024"),
     Case("atoms-show-columns-0", ("atoms", "show", "procedural", "--out", "{tmp}/s.png", "--columns", "0"), 2, "argument --columns: must be within 1..100"),
 ]
 
@@ -529,3 +530,153 @@ def test_merge_refuses_a_shard_wav_that_changed(corpus, tmp_path: Path, capsys):
     code, err = cli(["merge", str(shard0), str(corpus["root"] / "shard1"), "--out", str(tmp_path / "m"), "--quiet"], capsys)
     assert code == 2 and f"{shard0}/audio/{flipped.name}: sha256 differs from" in err, err
     assert not (tmp_path / "m").exists()
+
+
+# --- 6. values as users type them -------------------------------------------------------------------
+
+AS_TYPED = [
+    ("build-snr", ["build", "--out", "b", "--background", "noise:pink", "--snr", "-5,10"], "snr", "-5,10"),
+    ("build-gain-db", ["build", "--out", "b", "--gain-db", "-6,0"], "gain_db", "-6,0"),
+    ("build-pitch", ["build", "--out", "b", "--pitch", "-2,2"], "pitch", "-2,2"),
+    ("scenes-varispeed", ["scenes", "--out", "s", "--varispeed", "-1e0,1"], "varispeed", "-1e0,1"),
+    ("scenes-gain-db", ["scenes", "--out", "s", "--gain-db", "-12,-3"], "gain_db", "-12,-3"),
+]
+
+
+@pytest.mark.parametrize("argv, dest, value", [c[1:] for c in AS_TYPED], ids=[c[0] for c in AS_TYPED])
+def test_negative_ranges_are_read_as_typed(argv, dest, value):
+    from reasonaudio.cli import build_parser
+
+    assert getattr(build_parser().parse_args(argv), dest) == value
+
+
+def test_negative_ranges_inside_a_condition_and_options_still_refused(capsys):
+    from reasonaudio.commands.scenes import parse_condition
+
+    assert parse_condition("low=--background noise:pink --snr -5,10")[1]["snr_db"] == [-5.0, 10.0]
+    code, err = cli(["build", "--out", "b", "--snr", "--quiet"], capsys)  # an option is still no value
+    assert code == 2 and "argument --snr: expected one argument" in err, err
+
+
+# --- 7. folders, hashed files, rooms and interrupted runs -------------------------------------------
+
+def _wav_folder(where: Path, names: tuple[str, ...], seconds: float, decay_s: float | None = None) -> Path:
+    """A folder of short recordings: noise beds, or (with `decay_s`) exponentially decaying responses."""
+    import numpy as np
+    import soundfile as sf
+
+    where.mkdir()
+    rng = np.random.default_rng(0)
+    for name in names:
+        t = np.arange(int(seconds * 16000)) / 16000
+        x = rng.standard_normal(t.size) * (np.exp(-t / decay_s) if decay_s else 0.1)
+        if decay_s:
+            x[0] = 1.0
+        sf.write(where / f"{name}.wav", (0.5 * x / np.abs(x).max()).astype("float32"), 16000)
+    return where
+
+
+SMALL_BUILD = ("--clips", "20", "--queries-per-task", "1", "--quiet")
+INSIDE_FOLDERS = [
+    ("build-out-in-background", ("build", "--out", "{beds}/x", "--background", "{beds}", "--snr", "10")),
+    ("build-out-in-room", ("build", "--out", "{rirs}/sub", "--room", "{rirs}")),
+    ("build-save-plan-in-room", ("build", "--save-plan", "{rirs}/p.npz", "--room", "{rirs}")),
+    ("scenes-out-in-condition-room", ("scenes", "--out", "{rirs}/s", "--condition", "r=--room {rirs}")),
+    ("scenes-out-in-condition-bed", ("scenes", "--out", "{beds}/s", "--condition", "a", "--condition", "b=--background {beds} --snr 10")),
+]
+
+
+@pytest.mark.parametrize("argv", [c[1] for c in INSIDE_FOLDERS], ids=[c[0] for c in INSIDE_FOLDERS])
+def test_an_output_inside_a_bed_or_room_folder_is_refused(argv, tmp_path: Path, capsys):
+    """The next build with the same --background or --room would read the benchmark's clips as beds or
+    impulse responses: refused like --atoms LIB --out LIB/sub, before any work, nothing written."""
+    beds = _wav_folder(tmp_path / "beds", ("hum", "fan"), 3.0)
+    rirs = _wav_folder(tmp_path / "rirs", ("r0",), 0.2, decay_s=0.02)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    code, err = cli([a.format(beds=beds, rirs=rirs) for a in argv] + list(SMALL_BUILD), capsys)
+    assert code == 2 and "lies inside the input" in err and "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_an_interrupted_scenes_run_removes_the_out_folder_it_made(tmp_path: Path, capsys, monkeypatch):
+    import reasonaudio.builder.run as run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "render_audio", interrupted)
+    code, err = cli(["scenes", "--out", str(tmp_path / "new" / "root"), "--condition", "clean", *SMALL_BUILD], capsys)
+    assert code == 130, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("room, want, unwanted", [
+    ("condition", "--room simulated:1.2,1.5 (--condition r)", "--room None"),
+    (None, "planner parameters: gap_s", "--room"),
+])
+def test_room_refusals_name_the_room_given_and_only_then(room, want, unwanted, tmp_path: Path, capsys):
+    pytest.importorskip("pyroomacoustics", reason="simulated rooms need the scene extra")
+    if room:  # bins set by --plan are not widened: the long tail breaks their threshold
+        argv = ["scenes", "--out", str(tmp_path / "s"), "--condition", "r=--room simulated:1.2,1.5",
+                "--plan", "duration_bins=[[0.6,1.4],[2.6,3.4],[4.6,6.0]]"]
+    else:
+        argv = ["build", "--out", str(tmp_path / "b"), "--plan", "gap_s=[0.3,1.0]"]
+    code, err = cli([*argv, *SMALL_BUILD], capsys)
+    assert code == 2 and want in err and unwanted not in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_validate_fails_a_benchmark_missing_a_hashed_file(tmp_path: Path, capsys):
+    """scene_events.parquet is optional in §4 but listed with its hash: gone, nothing vouches for it."""
+    bench = tmp_path / "bed"
+    assert main(["build", "--out", str(bench), "--background", "noise:pink", "--snr", "10", *SMALL_BUILD]) == 0
+    (bench / "scene_events.parquet").unlink()
+    code, out = cli(["validate", str(bench), "--no-audio"], capsys)
+    assert code == 1 and "manifest hashes['scene_events.parquet']: scene_events.parquet is missing" in out, out
+
+
+def test_validate_catches_a_duration_inside_the_room_band(tmp_path: Path, capsys):
+    """§5 with a room: a duration may grow by 2m + tail_s. An event placed between m + tail_s and
+    2m + tail_s below a duration threshold breaks the rule (the independent reading counts it)."""
+    pytest.importorskip("pyroomacoustics", reason="simulated rooms need the scene extra")
+    import json
+
+    import polars as pl
+
+    bench = tmp_path / "room"
+    assert main(["build", "--out", str(bench), "--clips", "60", "--queries-per-task", "2", "--room", "simulated:0.3,0.3",
+                 "--quiet"]) == 0
+    code, out = cli(["validate", str(bench), "--no-audio"], capsys)
+    assert code == 0, out
+    manifest = json.loads((bench / "manifest.json").read_text())
+    sr, threshold = manifest["sample_rate"], manifest["params"]["duration_thresholds_s"][0]
+    events = pl.read_parquet(bench / "events.parquet")
+    clips = pl.read_parquet(bench / "clips.parquet")
+    row = events.join(clips.select("clip_id", "tail_s"), on="clip_id").filter(pl.col("tail_s") > 0).row(0, named=True)
+    duration = threshold - (0.5 + row["tail_s"] - 0.02)  # inside (m + tail, 2m + tail] below the threshold
+    offset = row["onset_sample"] + int(round(duration * sr))
+    events = events.with_columns(pl.when((pl.col("clip_id") == row["clip_id"]) & (pl.col("event_index") == row["event_index"]))
+                                 .then(offset).otherwise(pl.col("offset_sample")).alias("offset_sample"))
+    events.write_parquet(bench / "events.parquet")
+    code, out = cli(["validate", str(bench), "--no-audio"], capsys)
+    assert code == 1 and "scene.tail_margin" in out and f"clip {row['clip_id']}: an event of {row['label']}" in out, out
+
+
+def test_compose_score_on_a_binary_outputs_file_names_the_file_and_line(tmp_path: Path, capsys):
+    """A binary file given as --outputs was a UnicodeDecodeError (exit 70)."""
+    assert main(["compose", "build", "--out", str(tmp_path / "set"), "--cue", "environment", "--task", "math", "--n", "4"]) == 0
+    outputs = tmp_path / "o.jsonl"
+    outputs.write_bytes(b'{"id": "s00000", "layer": "selection", "output": "1"}\n' + bytes(range(128, 256)))
+    capsys.readouterr()
+    code, err = cli(["compose", "score", str(tmp_path / "set"), "--outputs", str(outputs), "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and f"{outputs}, line 2: not UTF-8 text (byte 0)" in err and "Traceback" not in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_an_fsd50k_folder_without_its_metadata_is_noted(tmp_path: Path, capsys):
+    """Imported as plain folders it gets folder labels and license 'unspecified': the user is told."""
+    src = tmp_path / "FSD50K"
+    src.mkdir()
+    _wav_folder(src / "FSD50K.dev_audio", ("1001", "1002"), 1.0)
+    _, err = cli(["atoms", "import", str(src), "--out", str(tmp_path / "lib")], capsys)
+    assert "note:" in err and "FSD50K.dev_audio but no FSD50K.ground_truth/" in err and "license 'unspecified'" in err, err

@@ -125,7 +125,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
         (["--snr", "10"], "give --background too"),
         (["--background", "noise:grey", "--snr", "10"], "unknown noise 'grey'"),
         (["--room", "simulated:0.01,0.3"], "within 0.05..3"),
-        (["--room", "simulated:1.2,1.5"], "breaks the duration threshold"),
+        (["--room", "simulated:1.2,1.5", "--plan", "duration_bins=[[0.6,1.4],[2.6,3.4],[4.6,6.0]]"], "breaks the duration threshold"),
         (["--pitch=-30,0"], "within -12..12"),
         (["--stretch", "0.3,1"], "within 0.5..2"),
         (["--stretch", "1,nan"], "--stretch '1,nan'"),

@@ -50,7 +50,14 @@ COMMANDS: dict[str, str] = {
 
 class _Parser(argparse.ArgumentParser):
     """argparse swallows the OS error of printing --help/--version (into /dev/full, a closed pipe)
-    and exits 0; here it propagates, so the CLI reports it (subparsers inherit the class)."""
+    and exits 0; here it propagates, so the CLI reports it. A value that starts with a minus sign
+    and reads as numbers (`--snr -5,10`) is a value, not an option. Subparsers inherit the class."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        from reasonaudio.commands.bounds import reads_negative_numbers
+
+        super().__init__(*args, **kwargs)
+        reads_negative_numbers(self)
 
     def _print_message(self, message: str, file=None) -> None:
         if message:

@@ -88,6 +88,16 @@ class BuildConfig:
         self._check_plan_keys()
 
     @property
+    def inputs(self) -> list[str]:
+        """The folders the build reads (an atom library, bed and room directories): no output may lie
+        inside one (the next build would read it back as atoms, beds or impulse responses)."""
+        from reasonaudio.scene.config import SceneConfig
+
+        library = [] if self.atoms == "procedural" else [self.atoms]
+        scene = SceneConfig.from_recorded(self.scene)
+        return library + (scene.folders if scene is not None else [])
+
+    @property
     def worker_threads(self) -> int:
         """Threads the Rust work uses: --threads capped at the core count (0 = one per core)."""
         cores = os.cpu_count() or 1
@@ -129,6 +139,12 @@ class BuildConfig:
             merged["tail_s"] = tail_s
             if "gap_s" not in self.plan:
                 merged["gap_s"] = [round(g + tail_s, 6) for g in merged["gap_s"]]
+            if "duration_bins" not in self.plan:
+                # a duration may grow by 2m + tail_s: each gap between bins widens by twice the tail,
+                # so its midpoint (the threshold) stays more than 2m + guard + tail_s above the bin
+                # below and more than 2m + guard below the bin above
+                merged["duration_bins"] = [[round(lo + 2 * tail_s * i, 6), round(hi + 2 * tail_s * i, 6)]
+                                           for i, (lo, hi) in enumerate(merged["duration_bins"])]
         first_error = None
         # Unless --plan sets max_events, the default is lowered to what the library (a label at
         # most once per clip) and --max-clip-s allow, rather than refusing a small library.
@@ -144,8 +160,10 @@ class BuildConfig:
                 note(f"at most {max_events} events per clip (the default {merged['max_events']} does not fit this library or --max-clip-s; set --plan max_events=N to choose)")
             return checked
         message = str(first_error).removeprefix("plan parameters: ").removeprefix("invalid plan parameters: ")
-        if "room tail" in message or "tail_s" in message:
-            room = (self.scene or {}).get("room")
+        if tail_s > 0 and ("room tail" in message or "tail_s" in message):
+            scene = self.scene or {}
+            # one plan for several conditions: the room of the condition with the longest tail
+            room = scene.get("room") or scene.get("plan_tail_room")
             raise UserError(f"--room {room}: {message}") from None
         raise UserError(
             f"planner parameters: {message} (set by --max-clip-s, --sample-rate and --plan KEY=JSON, "

@@ -20,6 +20,7 @@ from reasonaudio.builder.render import RenderedRange, render_audio
 from reasonaudio.builder.shard import SHARD_KIND, load_plan, write_shard
 from reasonaudio.builder.tables import Built, finish_benchmark, write_benchmark, write_plan_files
 from reasonaudio.errors import UserError
+from reasonaudio.io.outputs import check_not_an_input
 from reasonaudio.io.storage import Output, is_uri
 
 log = logging.getLogger(__name__)
@@ -52,9 +53,8 @@ def build(
     config.check()
     if shard is not None and ray is not None:
         raise UserError("--shard and --ray are two ways to split a build: choose one")
-    library_inputs = [] if config.atoms == "procedural" else [config.atoms]
     kind = SHARD_KIND if shard is not None else "benchmark"
-    with Output(out, kind, inputs=library_inputs, force=force) as dest:
+    with Output(out, kind, inputs=config.inputs, force=force) as dest:
         plan = plan_build(config, from_plan=from_plan)
         if log.isEnabledFor(logging.DEBUG):  # the fingerprint hashes the whole plan: only when shown
             log.debug("plan %s: %d clips, %d queries, seed %d, render threads: %s", plan.fingerprint()[:16], plan.n_clips,
@@ -99,25 +99,41 @@ def build_conditions(root: str | Path, config: BuildConfig, conditions: dict[str
     for name in conditions:
         if not name or "/" in name or name.startswith("."):
             raise UserError(f"condition name {name!r}: use a plain directory name (letters, digits, '_', '-')")
-    library = select_split(AtomLibrary.open(config.atoms, sample_rate=config.sample_rate), config.exemplar_split)
-    vocabulary = list(LabelView.of(library).labels)
     empty = SceneConfig().recorded()
     scenes = {name: (scene or empty) for name, scene in conditions.items()}
+    # every condition's bed and room folders are inputs of every condition (and of the root)
+    inputs = list(dict.fromkeys(f for s in scenes.values() for f in dataclasses.replace(config, scene=s).inputs))
+    root = Path(root)
+    check_not_an_input(root, inputs)
+    library = select_split(AtomLibrary.open(config.atoms, sample_rate=config.sample_rate), config.exemplar_split)
+    vocabulary = list(LabelView.of(library).labels)
     assets = {name: resolve(SceneConfig.from_recorded(s), config.sample_rate, config.seed, vocabulary) for name, s in scenes.items()}
-    tail = max(a.max_tail_s for a in assets.values())
-    base = dataclasses.replace(config, scene={**empty, "plan_tail_s": tail})
+    longest = max(assets, key=lambda name: assets[name].max_tail_s)
+    tail = assets[longest].max_tail_s
+    # "plan_tail_room" names the room in a refusal; the conditions' own scenes are what is recorded
+    base = dataclasses.replace(config, scene={**empty, "plan_tail_s": tail,
+                                              "plan_tail_room": f"{scenes[longest]['room']} (--condition {longest})"})
     plan = plan_build(base)
     out: dict[str, Built] = {}
-    root = Path(root)
+    made = [p for p in (root, *root.parents) if not p.exists()]  # deepest first: what mkdir creates
     root.mkdir(parents=True, exist_ok=True)
-    for name, scene in scenes.items():
-        cfg = dataclasses.replace(config, scene={**scene, "plan_tail_s": tail})
-        cond = dataclasses.replace(plan, config=cfg)
-        attach_scene(cond, assets[name])
-        target = root / name
-        with Output(target, "benchmark", inputs=[] if config.atoms == "procedural" else [config.atoms], force=force) as dest:
-            t0 = time.perf_counter()
-            rendered = render_audio(cond, dest.audio_url, 0, cond.n_clips, progress)
-            log.info("condition %s: rendered %d clips in %.2f s", name, cond.n_clips, time.perf_counter() - t0)
-            out[name] = Built(target, write_benchmark(cond, dest.root, rendered.peaks, rendered.gains, audio_sha256=rendered.sha256))
+    try:
+        for name, scene in scenes.items():
+            cfg = dataclasses.replace(config, scene={**scene, "plan_tail_s": tail})
+            cond = dataclasses.replace(plan, config=cfg)
+            attach_scene(cond, assets[name])
+            target = root / name
+            with Output(target, "benchmark", inputs=inputs, force=force) as dest:
+                t0 = time.perf_counter()
+                rendered = render_audio(cond, dest.audio_url, 0, cond.n_clips, progress)
+                log.info("condition %s: rendered %d clips in %.2f s", name, cond.n_clips, time.perf_counter() - t0)
+                out[name] = Built(target, write_benchmark(cond, dest.root, rendered.peaks, rendered.gains, audio_sha256=rendered.sha256))
+    except BaseException:
+        # a failed or interrupted run leaves no folder it made and left empty (finished conditions stay)
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     return out

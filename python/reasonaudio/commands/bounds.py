@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from pathlib import Path
 
 
@@ -41,6 +42,20 @@ def float_in(lo: float, hi: float, *, low_open: bool = False):
 
     parse.__name__ = "number"
     return parse
+
+
+#: A token that starts with "-" and reads as numbers: -5, -5,10, -0.5,1e-3. argparse takes any other
+#: token that starts with "-" for an option name, so `--snr -5,10` was "expected one argument"; none of
+#: our options is spelled like a number, so a parser that uses this reads such a token as a value.
+NEGATIVE_NUMBERS = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(\s*,\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)*$")
+
+
+def reads_negative_numbers(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """`parser` (and the subparsers it makes later, of its class when that class calls this) reads
+    `--snr -5,10` as a user types it. argparse keeps its pattern for negative numbers in this
+    attribute (Python 3.8 to 3.14)."""
+    parser._negative_number_matcher = NEGATIVE_NUMBERS  # type: ignore[attr-defined]
+    return parser
 
 
 SEED = int_in(0, 2**32 - 1)  # numpy's and torch's seeds; the build's seed (u64) has its own check

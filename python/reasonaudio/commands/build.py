@@ -86,7 +86,8 @@ def corpus_config(args: argparse.Namespace, scene: dict | None = None) -> BuildC
 
 
 def add_scene_options(p) -> None:
-    g = p.add_argument_group("acoustic scene (contract §5; any of these makes a format-version 3 benchmark)")
+    g = p.add_argument_group("acoustic scene (contract §5; any of these makes a format-version 3 benchmark)",
+                             "A range LO,HI may start with a minus sign as typed: --snr -5,10, --pitch -2,2, --gain-db -6,0.")
     g.add_argument("--background", default=None, metavar="SPEC",
                    help="a bed under the events: noise:pink, noise:brown, noise:white, or a directory of recordings (label = sub-folder or file name)")
     g.add_argument("--snr", default=None, metavar="LO,HI",
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
         if args.out is not None or args.shard is not None or args.ray is not None or args.from_plan is not None:
             raise UserError("--save-plan only plans: leave out --out, --shard, --ray and --from-plan")
-        inputs = [] if config.atoms == "procedural" else [config.atoms]
+        inputs = config.inputs
         # the plan file is claimed before planning (save_plan claims it again, under its lock)
         check_not_an_input(args.save_plan, inputs, "--save-plan")
         check_file(Path(args.save_plan), PLAN_FILE, args.force, "--save-plan")

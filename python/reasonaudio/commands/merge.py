@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from reasonaudio.commands.bounds import utf8_path
+from reasonaudio.builder.config import MAX_THREADS
+from reasonaudio.commands.bounds import int_in, utf8_path
 
 
 def add_parser(subparsers) -> None:
@@ -20,7 +21,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("shards", nargs="+", metavar="SHARD", help="shard directories or URIs, all N of them, any order")
     p.add_argument("--out", required=True, type=utf8_path, help="output directory or URI (must be empty unless --force)")
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
-    p.add_argument("--threads", type=int, default=0, help="threads for re-planning (0 = all cores)")
+    p.add_argument("--threads", type=int_in(0, MAX_THREADS), default=0, help=f"threads for re-planning, 0..{MAX_THREADS} (0 = all cores)")
     p.add_argument("--from-plan", default=None, metavar="FILE", help="the shards' plan (build --save-plan): nothing is planned again")
     p.set_defaults(func=run)
 

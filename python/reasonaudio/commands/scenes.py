@@ -7,6 +7,7 @@ import argparse
 import shlex
 
 from reasonaudio.builder.run import build_conditions
+from reasonaudio.commands.bounds import reads_negative_numbers
 from reasonaudio.commands.build import add_corpus_options, corpus_config
 from reasonaudio.errors import UserError
 
@@ -32,7 +33,7 @@ def parse_condition(text: str) -> tuple[str, dict | None]:
         name, sep, rest = _DEFAULT_BY_NAME[name].partition("=")
     if not sep or not rest.strip():
         return name, None
-    p = argparse.ArgumentParser(prog=f"--condition {name}", add_help=False, exit_on_error=False)
+    p = reads_negative_numbers(argparse.ArgumentParser(prog=f"--condition {name}", add_help=False, exit_on_error=False))
     p.add_argument("--background")
     p.add_argument("--snr")
     p.add_argument("--room")
@@ -54,12 +55,12 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument("--out", required=True, help="root directory: one benchmark per condition in OUT/<name>")
     p.add_argument("--condition", action="append", default=[], metavar="NAME[=OPTIONS]",
-                   help="a condition: NAME alone is the default condition of that name (below), any other NAME alone is clean; NAME='--background noise:pink --snr 10 --room simulated:0.3,0.6'. "
+                   help="a condition: NAME alone is the default condition of that name (below), any other NAME alone is clean; NAME='--background noise:pink --snr 10 --room simulated:0.3,0.6' (a negative range as typed: --snr -5,10). "
                         f"Default: {'; '.join(DEFAULT_CONDITIONS)}")
     add_corpus_options(p)  # the plan's options, as `build` takes and bounds them
-    p.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB, the same in every condition (default -6,0)")
+    p.add_argument("--gain-db", default=None, metavar="LO,HI", help="per-event gain range in dB, the same in every condition (default -6,0; a negative range as typed: --gain-db -12,-3)")
     # pitch and tempo belong to the plan (events.parquet records them): the same draws in every condition
-    p.add_argument("--pitch", default=None, metavar="LO,HI", help="per-event pitch shift in semitones, the same in every condition (as build)")
+    p.add_argument("--pitch", default=None, metavar="LO,HI", help="per-event pitch shift in semitones, the same in every condition (as build; e.g. --pitch -2,2)")
     p.add_argument("--stretch", default=None, metavar="LO,HI", help="per-event time stretch, the same in every condition (as build)")
     p.add_argument("--varispeed", default=None, metavar="LO,HI", help="per-event varispeed in semitones, the same in every condition (as build)")
     p.add_argument("--force", action="store_true", help="replace non-empty condition directories")

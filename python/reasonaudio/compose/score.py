@@ -214,8 +214,8 @@ def _study_records(manifest: dict, row: dict, layer: str, output: str, judge: Sa
     for parser in parsers:
         if layer == "recognition":
             for k in (1, 2):
-                if parser == "strict":
-                    text = study.strict_extract(output, tags[k - 1])
+                if parser == "strict":  # grader.py's rule on the tags the recognition grader reads
+                    text = study.strict_extract(output, tags[k - 1], underscore_optional=cue == "environment")
                 elif parser == "judge":
                     text = judge(k, f"the {cue} named for segment {k}", options)
                 elif cue == "environment":

@@ -17,9 +17,11 @@ comes from (file names in that repository):
   removed, whitespace collapsed, and exact equality with an alias (`grader.py`); the evaluators'
   own check uses their variant of that normaliser (`trivia_qa_eval.py`, `gender_eval.py`,
   `emotion_eval.py` replace punctuation and "_" by spaces; `env_trivia_qa_eval.py` deletes);
-- recognition (`dual_atomic_grader.py`): environment tags `<event_?k>` may be unclosed, gender and
-  emotion tags `<gender_k>` / `<emotion_k>` must be closed; content lowercased, enclosing square
-  brackets removed, then exact equality with the label;
+- recognition (`dual_atomic_grader.py`): environment tags `<event_?k>` (extractor.py: `<event1>` is
+  `<event_1>`) may be unclosed, gender and emotion tags `<gender_k>` / `<emotion_k>` must be closed
+  and keep their underscore; content lowercased, enclosing square brackets removed, then exact
+  equality with the label. The study has no strict recognition grade: strict applies grader.py's
+  tag rule to the tags that grader accepts (`<event_?k>`, `<gender_k>`, `<emotion_k>`);
 - transcription (`asr_wer_eval.py`): Whisper-normalised reference and hypothesis, corpus WER with
   jiwer over lists (a missing tag is an empty hypothesis: all deletions); compositional answers are
   classed by the lowest WER against target, distractor and both segments joined, "neither"
@@ -126,12 +128,15 @@ def attribute_normalize(text: str | None) -> str:
 # ---------------------------------------------------------------------------------------------
 # tag extraction
 
-def strict_extract(output: str, tag: str) -> str | None:
-    """Exactly one opening and one closing tag (any case), in order, with non-empty content."""
+def strict_extract(output: str, tag: str, underscore_optional: bool = False) -> str | None:
+    """Exactly one opening and one closing tag (any case), in order, with non-empty content; with
+    `underscore_optional`, `<event1>` counts as `<event_1>` (the spelling extractor.py accepts)."""
     if not isinstance(output, str) or not output.strip():
         return None
-    opens = list(re.finditer(f"<{re.escape(tag)}>", output, flags=re.IGNORECASE))
-    closes = list(re.finditer(f"</{re.escape(tag)}>", output, flags=re.IGNORECASE))
+    base, digit = _split_tag(tag)
+    name = f"{re.escape(base)}_?{digit}" if underscore_optional and digit else re.escape(tag)
+    opens = list(re.finditer(f"<{name}>", output, flags=re.IGNORECASE))
+    closes = list(re.finditer(f"</{name}>", output, flags=re.IGNORECASE))
     if len(opens) != 1 or len(closes) != 1 or opens[0].end() > closes[0].start():
         return None
     content = output[opens[0].end():closes[0].start()].strip()

@@ -33,8 +33,13 @@ def iter_jsonl(path: str | Path, on_bad_line=None) -> Iterator[tuple[int, dict]]
             raise UserError(f"{path}, line {lineno}: {reason}")
         on_bad_line(lineno, reason)
 
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with path.open("rb") as fh:  # decoded line by line: a binary file is a bad line, not a traceback
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                bad(lineno, f"not UTF-8 text (byte {err.start}): not a JSON-lines file")
+                continue
             if not line.strip():
                 continue
             try:

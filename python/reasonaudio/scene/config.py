@@ -102,6 +102,12 @@ class SceneConfig:
             rt60_range(self.room)
 
     @property
+    def folders(self) -> list[str]:
+        """The folders the scene reads (a bed or an impulse-response directory, not noise: or
+        simulated:): an output inside one would be read back as beds or rooms by the next build."""
+        return [s for s in (self.background, self.room) if s is not None and not s.startswith(("noise:", "simulated:"))]
+
+    @property
     def is_empty(self) -> bool:
         return (self.background is None and self.room is None and self.pitch_semitones is None
                 and self.stretch is None and self.varispeed_semitones is None)

@@ -124,8 +124,8 @@ def _validate(root: Path, margin_s: float, check_audio: bool, max_audio_files: i
     _check_relevance(t, rec, margin_s, parsed)
     if check_audio:
         stage("reading audio")
-        _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
-        _check_audio_hashes(t, rec, max_audio_files)
+        digests = _check_audio(t, rec, max_audio_files, audible_dbfs, show_progress=progress is not None)
+        _check_audio_hashes(t, rec, max_audio_files, digests)
     else:
         for n in ("audio.readable", "audio.range", "audio.background", "audio.audible", "audio.hashes"):
             rec.skip(n, "--no-audio")

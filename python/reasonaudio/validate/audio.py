@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import math
 import os
 from collections import deque
@@ -71,17 +73,29 @@ def _file_findings(
     audible_amp: float,
     audible_dbfs: float,
     window: int,
-) -> tuple[bool, list[tuple[str, str]]]:
-    """(readable, [(check, example)]) of one file, in the order the checks are reported."""
+) -> tuple[bool, list[tuple[str, str]], str | None]:
+    """(readable, [(check, example)], sha256 of the file's bytes or None) of one file, the checks in
+    the order they are reported. The file is read once: its bytes are hashed (for audio.hashes) and
+    decoded from memory."""
     import soundfile as sf
 
     found: list[tuple[str, str]] = []
+    digest = None
+
+    def decode(source):
+        with sf.SoundFile(source) as fh:
+            return fh.channels, fh.samplerate, fh.frames, fh.subtype, fh.read(dtype="float32", always_2d=True)
+
     try:
-        with sf.SoundFile(path) as fh:
-            channels, rate, frames, subtype = fh.channels, fh.samplerate, fh.frames, fh.subtype
-            data = fh.read(dtype="float32", always_2d=True)
-    except (OSError, RuntimeError, sf.LibsndfileError) as err:
-        return False, [("audio.readable", f"{where}: not readable ({str(err)[:120]})")]
+        raw = path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()  # releases the GIL: the workers hash in parallel
+        channels, rate, frames, subtype, data = decode(io.BytesIO(raw))
+        del raw
+    except (OSError, RuntimeError, sf.LibsndfileError):
+        try:  # the same failure, met opening the file itself, so that the message names the file
+            channels, rate, frames, subtype, data = decode(path)
+        except (OSError, RuntimeError, sf.LibsndfileError) as err:
+            return False, [("audio.readable", f"{where}: not readable ({str(err)[:120]})")], digest
     expected = int(round(duration_s * sr))
     problems = []
     if channels != 1:
@@ -111,7 +125,7 @@ def _file_findings(
         ))
 
     if not spans_of:
-        return True, found
+        return True, found, digest
     spans = [(label, int(min(max(on, 0), x.size)), int(min(max(off, 0), x.size))) for label, on, off in spans_of]
     if check_background:
         gaps = _gaps(spans, x.size)
@@ -142,7 +156,7 @@ def _file_findings(
                 "audio.audible",
                 f"{where}: {label} [{a / sr:.3f}-{b / sr:.3f} s] peaks at {level:.1f} dBFS RMS (50 ms), below {audible_dbfs:g} dBFS",
             ))
-    return True, found
+    return True, found, digest
 
 
 def _check_audio(
@@ -152,14 +166,17 @@ def _check_audio(
     audible_dbfs: float,
     show_progress: bool = False,
     workers: int | None = None,
-) -> None:
+) -> dict[str, str]:
+    """Runs the audio checks; returns {clip path: sha256 of its bytes} of every file read (what
+    audio.hashes compares, so no file is read twice)."""
     names = ("audio.readable", "audio.range", "audio.background", "audio.audible")
     for n in names:
         rec.get(n)
+    digests: dict[str, str] = {}
     if not t.has("clips", "events") or t.sample_rate is None:
         for n in names:
             rec.skip(n, "needs clips and events tables and the manifest sample_rate")
-        return
+        return digests
     sr = t.sample_rate
     check_background = not _background_recorded(t.manifest)
     if not check_background:
@@ -187,7 +204,7 @@ def _check_audio(
     def job(i: int, clip_id, rel_path, duration_s):
         lo, hi = int(lo_all[i]), int(hi_all[i])
         spans_of = [(ev_label[j], ev_on[j], ev_off[j]) for j in range(lo, hi)]
-        return _file_findings(
+        return rel_path, _file_findings(
             t.root / rel_path, f"clip {clip_id} ({rel_path})", duration_s, sr, spans_of, check_background, audible_amp, audible_dbfs, window
         )
 
@@ -199,8 +216,10 @@ def _check_audio(
 
         def record(future: Future) -> None:
             nonlocal n_checked
-            readable, found = future.result()
+            rel_path, (readable, found, digest) = future.result()
             n_checked += readable
+            if digest is not None:
+                digests[str(rel_path)] = digest
             for name, example in found:
                 rec.violation(name, example)
             bar.update(1)
@@ -214,3 +233,4 @@ def _check_audio(
     bar.close()
     rec.note("audio.readable", f"{n_checked} file(s) read")
     rec.get("audio.audible").description = f"inside every event the loudest 50 ms reaches {audible_dbfs:g} dBFS RMS (§3.6)"
+    return digests

@@ -39,7 +39,7 @@ CHECK_DESCRIPTIONS: dict[str, str] = {
     "scene.layout": "v3: manifest scene object, §5 columns and tables, bed/room files with their hashes",
     "scene.bed_labels": "no bed label equals, contains or is contained in a vocabulary label (word level)",
     "scene.rooms": "tail_s recomputed from each stored response (Schroeder, 20 dB) matches rooms/clips",
-    "scene.tail_margin": "with a room, events overlap by > 2m or are apart by > 2m + tail_s (§5)",
+    "scene.tail_margin": "with a room, events overlap by > 2m or are apart by > 2m + tail_s, and duration thresholds sit > 2m + tail_s above and > 2m below event durations (§5)",
     "scene.voicing": "events' pitch_semitones and stretch within the scene's --pitch/--stretch/--varispeed ranges (0 and 1 without)",
     "scene.snr": "every event's SNR over its dry extent >= background_snr_db (bed level measured in the audio)",
     "scene.bed_alone": "outside every event and room tail the audio is the bed alone",

@@ -8,7 +8,8 @@ residual (audio minus the bed at that gain) is what the events contribute; every
 10·log10(E_residual / E_bed) over its dry extent, which must be at least background_snr_db - the
 tolerance. The recorded bed gain is not trusted: a bed rendered 6 dB too loud is caught whatever
 the tables say. Rooms: tail_s is recomputed from the stored response (rooms/<id>.wav) by Schroeder
-integration, and the §5 margins (gaps > 2m + tail_s) are checked on the events.
+integration, and the §5 margins are checked on the events (gaps > 2m + tail_s; duration thresholds more
+than 2m + tail_s above and 2m below every event duration of their label).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from reasonaudio.contract import (
     TAIL_DECAY_DB,
     labels_clash,
 )
+from reasonaudio.contract.logic import parse_logic
+from reasonaudio.errors import LogicError
 from reasonaudio.validate.checklist import CHECK_DESCRIPTIONS, _Recorder
 from reasonaudio.validate.tables import Tables
 
@@ -114,6 +117,50 @@ def _check_voicing(scene: dict, events: pl.DataFrame, rec: _Recorder) -> None:
                           f"{2 ** (-pitch[r] / 12):.6f}, not {stretch[r]}")
 
 
+def _duration_thresholds(t: Tables) -> dict[str | None, list[tuple[float, str]]]:
+    """label -> (threshold, what sets it) for every duration query; key None: the planner's
+    thresholds (manifest params.duration_thresholds_s), which every event keeps clear of."""
+    out: dict[str | None, list[tuple[float, str]]] = {}
+    params = (t.manifest or {}).get("params")
+    for th in (params.get("duration_thresholds_s") or []) if isinstance(params, dict) else []:
+        if isinstance(th, (int, float)):
+            out.setdefault(None, []).append((float(th), "the plan's duration threshold"))
+    if t.has("queries"):
+        for qid, logic in t["queries"].select("query_id", "logic").iter_rows():
+            try:
+                constraints = parse_logic(logic)
+            except LogicError:
+                continue  # reported by queries.logic
+            for c in constraints:
+                if c.kind == "duration":
+                    for th in (c.min_s, c.max_s):
+                        if th is not None:
+                            out.setdefault(c.labels[0], []).append((th, f"query {qid}'s duration threshold"))
+    return out
+
+
+def _check_duration_thresholds(t: Tables, rec: _Recorder, margin_s: float, sr: int,
+                               by_clip: dict[str, list[tuple[str, int, int]]], tails: dict[str, float]) -> None:
+    """§5 with a room: onsets move m either way and offsets m earlier or m + tail_s later, so a
+    duration moves 2m down or 2m + tail_s up; a threshold must sit more than 2m + tail_s above and
+    more than 2m below every event duration it separates."""
+    thresholds = _duration_thresholds(t)
+    if not thresholds or not sr:
+        return
+    for cid, spans in by_clip.items():
+        tail = tails.get(cid, 0.0)
+        if tail <= 0:
+            continue
+        for label, on, off in spans:
+            d = (off - on) / sr
+            for th, what in (*thresholds.get(None, ()), *thresholds.get(label, ())):
+                if -2 * margin_s <= th - d <= 2 * margin_s + tail:
+                    side = (f"within 2m + tail_s = {2 * margin_s + tail:.3f} s below" if th >= d
+                            else f"within 2m = {2 * margin_s:g} s above")
+                    rec.violation("scene.tail_margin", f"clip {cid}: an event of {label} lasting {d:.3f} s is {side} "
+                                  f"{what} {th:g} s (room tail {tail:.3f} s)")
+
+
 def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: int | None, check_audio: bool = True) -> None:
     m = t.manifest or {}
     scene = m.get("scene")
@@ -184,30 +231,22 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: in
             rec.violation("scene.rooms", f"clips.parquet: clip {cid} tail_s {ts} but its room's response gives {want:.6f} s")
 
     # §5 margins with a room
-    ev = events.select("clip_id", "onset_sample", "offset_sample").sort("clip_id", "onset_sample")
+    ev = events.select("clip_id", "label", "onset_sample", "offset_sample").sort("clip_id", "onset_sample")
     tails = dict(zip(clips["clip_id"].to_list(), [float(x or 0.0) for x in clips["tail_s"].to_list()]))
-    by_clip: dict[str, list[tuple[int, int]]] = {}
-    for cid, on, off in ev.iter_rows():
-        by_clip.setdefault(cid, []).append((int(on), int(off)))
+    by_clip: dict[str, list[tuple[str, int, int]]] = {}
+    for cid, label, on, off in ev.iter_rows():
+        by_clip.setdefault(cid, []).append((label, int(on), int(off)))
     sep = 2 * margin_s * sr
     for cid, spans in by_clip.items():
         tail = tails.get(cid, 0.0)
         if tail <= 0:
             continue
-        for i, (a0, a1) in enumerate(spans):
-            for b0, b1 in spans[i + 1:]:
+        for i, (_, a0, a1) in enumerate(spans):
+            for _, b0, b1 in spans[i + 1:]:
                 ov = min(a1, b1) - max(a0, b0)
                 if not (ov > sep or -ov > sep + tail * sr):
                     rec.violation("scene.tail_margin", f"clip {cid}: events [{a0},{a1}) and [{b0},{b1}) are {-ov} samples apart: a room tail of {tail:.3f} s needs > {sep + tail * sr:.0f}")
-    thresholds = (m.get("params") or {}).get("duration_thresholds_s") or []
-    if thresholds:
-        for cid, spans in by_clip.items():
-            tail = tails.get(cid, 0.0)
-            for on, off in spans:
-                d = (off - on) / sr
-                for th in thresholds:
-                    if -margin_s <= th - d <= margin_s + tail and tail > 0:
-                        rec.violation("scene.tail_margin", f"clip {cid}: an event of {d:.3f} s is within m + tail_s of the duration threshold {th} s")
+    _check_duration_thresholds(t, rec, margin_s, sr, by_clip, tails)
 
     _check_voicing(scene, events, rec)
 
@@ -239,7 +278,7 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: in
         spans = by_clip.get(cid, [])
         ring = room_len.get(row["room_id"], 1) if row["room_id"] is not None else 1
         outside = np.ones(n, bool)
-        for on, off in spans:
+        for _, on, off in spans:
             outside[on:min(n, off + ring - 1)] = False
         # The bed's level is measured where the bed is alone; a clip whose events and tails leave
         # fewer than MIN_BED_ALONE samples of it is measured over the whole clip instead (the events
@@ -257,7 +296,7 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: in
             if peak > SILENCE_ABS:
                 rec.violation("scene.bed_alone", f"clip {cid}: outside its events and tails the audio departs from the bed by {peak:.4g} (> {SILENCE_ABS})")
         s = float(row["background_snr_db"])
-        for k, (on, off) in enumerate(spans):
+        for k, (_, on, off) in enumerate(spans):
             e = float(resid[on:off] @ resid[on:off])
             b = g * g * float(bed[on:off] @ bed[on:off])
             if b <= 0:

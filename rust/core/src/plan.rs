@@ -48,8 +48,8 @@ pub struct PlanParams {
     /// In `overlap` clips: chance that an event is laid over the previous one.
     pub overlap_probability: f64,
     /// Longest room tail in use (contract §5), seconds: gaps between events must exceed
-    /// `2m + guard + tail_s` and duration thresholds sit at least `m + guard + tail_s` above the
-    /// bin below. Omitted from the JSON when 0, so a dry plan's parameters read as before.
+    /// `2m + guard + tail_s` and duration thresholds sit more than `2m + guard + tail_s` above the
+    /// bin below (an event's duration moves by 2m either way, plus the tail longer). Omitted from the JSON when 0, so a dry plan's parameters read as before.
     #[serde(skip_serializing_if = "is_zero")]
     pub tail_s: f64,
 }
@@ -219,13 +219,14 @@ impl PlanParams {
                         2.0 * sep
                     ));
                 }
-                // With a room, offsets may move m + tail later: the threshold between the bins (the
-                // gap's midpoint) must stay more than that above the lower bin.
+                // With a room, onsets may move m earlier and offsets m + tail later, so a duration
+                // may grow by 2m + tail: the threshold between the bins (the gap's midpoint) must
+                // stay more than that above the lower bin.
                 let half = 0.5 * (lo - prev_hi);
-                let need = self.margin_s + self.guard_s + self.tail_s;
+                let need = sep + self.tail_s;
                 if self.tail_s > 0.0 && half <= need {
                     return bad(format!(
-                        "a room tail of {:.3} s breaks the duration threshold between bins {} and {i}: it sits {half:.3} s above bin {}, which must be more than margin + guard + tail = {need:.3} s (use a room with a shorter tail, or wider duration_bins)",
+                        "a room tail of {:.3} s breaks the duration threshold between bins {} and {i}: it sits {half:.3} s above bin {}, which must be more than 2*margin + guard + tail = {need:.3} s (use a room with a shorter tail, or wider duration_bins)",
                         self.tail_s,
                         i - 1,
                         i - 1
@@ -721,7 +722,7 @@ mod tests {
 
     #[test]
     fn a_room_tail_widens_gaps_and_is_refused_when_it_breaks_a_threshold() {
-        let mut params = PlanParams { tail_s: 0.2, gap_s: (0.8, 1.4), ..PlanParams::default() };
+        let mut params = PlanParams { tail_s: 0.04, gap_s: (0.8, 1.4), ..PlanParams::default() };
         let nat = natives(200, 16_000);
         let plans = plan_corpus(&params, &nat, 3, 400, 0.4).unwrap();
         let gap = params.gap_samples();
@@ -735,13 +736,14 @@ mod tests {
             }
         }
         let json = serde_json::to_string(&params).unwrap();
-        assert!(json.contains("\"tail_s\":0.2"));
+        assert!(json.contains("\"tail_s\":0.04"));
         assert!(!serde_json::to_string(&PlanParams::default()).unwrap().contains("tail_s"));
-        params.tail_s = 0.3;
+        // the default bins' thresholds sit 0.6 s above the bin below: 2m + guard + tail must stay under it
+        params.tail_s = 0.1;
         let err = plan_corpus(&params, &nat, 3, 10, 0.4).unwrap_err().to_string();
-        assert!(err.contains("room tail of 0.300 s breaks the duration threshold"), "{err}");
-        params.tail_s = 0.2;
-        params.gap_s = (0.6, 1.2);
+        assert!(err.contains("room tail of 0.100 s breaks the duration threshold"), "{err}");
+        params.tail_s = 0.04;
+        params.gap_s = (0.58, 1.2);
         let err = plan_corpus(&params, &nat, 3, 10, 0.4).unwrap_err().to_string();
         assert!(err.contains("2*margin+guard+tail_s"), "{err}");
     }

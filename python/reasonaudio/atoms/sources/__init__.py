@@ -24,6 +24,7 @@ reported one by one. Phrases come from the layout's curated table (package data)
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -90,6 +91,13 @@ def import_atoms(
     csv_path = Path(labels_csv) if labels_csv is not None else None
     if layout == "auto":
         layout = detect_layout(src_dir, csv_path)
+        parts = [d for d in ("FSD50K.dev_audio", "FSD50K.eval_audio") if (src_dir / d).is_dir()]
+        if layout == "folders" and parts:
+            # FSD50K's labels and per-clip licenses live in FSD50K.ground_truth/ and
+            # FSD50K.metadata/: without them every clip is labelled by its folder, license unspecified
+            print(f"reasonaudio atoms: note: {src_dir} has {' and '.join(parts)} but no FSD50K.ground_truth/: imported as plain "
+                  "folders (labels from folder names, license 'unspecified'); add FSD50K's metadata for its labels and licenses",
+                  file=sys.stderr)
     if layout == "csv" and csv_path is None:
         raise UserError("--layout csv needs --labels CSV (columns file,label[,phrase][,license][,attribution][,split])")
     if csv_path is not None and layout != "csv":

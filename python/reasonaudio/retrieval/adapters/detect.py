@@ -11,7 +11,7 @@ and `audio/`.
 
 from __future__ import annotations
 
-import logging
+import sys
 import time
 
 import numpy as np
