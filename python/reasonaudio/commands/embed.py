@@ -11,7 +11,6 @@ from reasonaudio.commands.bounds import SEED, int_in
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "embed",
-        help="encode a benchmark's queries and clips into on-disk embedding stores (resumable)",
         description="Encode every query and clip of BENCH with an embedding model, batch by batch, into two "
         "memory-mapped stores, DIR/queries and DIR/clips (embeddings.npy + ids.parquet + state.json). Memory "
         "holds one batch; an interrupted run resumes at its last written batch when run again. Evaluate with "
@@ -24,7 +23,6 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--batch-size", type=int_in(1, 65_536), default=32, help="the model's encoding batch size (default 32)")
     parser.add_argument("--seed", type=SEED, default=0, help="seed for seeded models, 0..2^32-1")
     parser.add_argument("--device", default=None, help="torch device for neural adapters: cpu, cuda, cuda:N or mps")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
 

@@ -14,7 +14,6 @@ def add_parser(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "study",
-        help="evaluate the ReasonAudio study's models (by pinned Hub id) and write its table",
         description="Run `eval` for each of the study's models (fetched by their pinned Hub ids into the Hugging "
         "Face cache) and the reference rows, one results directory each under OUT/runs/, then write the "
         "study's table (Acc@1 and nDCG@10 per task and Avg; two-option per task) with its published "
@@ -36,7 +35,6 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--wav2clip", metavar="FILE", help="Wav2CLIP.pt (the Wav2CLIP row)")
     parser.add_argument("--dry-run", action="store_true",
                         help="list each row: Hub id, revision, download size, GPU memory, cached or not; run nothing")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
 
