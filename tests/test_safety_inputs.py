@@ -146,11 +146,11 @@ def test_a_signal_during_the_imports_is_acted_on_once_they_are_done(monkeypatch,
     loaded = []
     real = cli.build_parser
 
-    def loading_with_a_signal():
+    def loading_with_a_signal(commands=None):
         os.kill(os.getpid(), signum)
         time.sleep(0.05)  # the handler runs here: it must not raise into the imports
         loaded.append(True)
-        return real()
+        return real(commands)
 
     monkeypatch.setattr(cli, "build_parser", loading_with_a_signal)
     assert main(["validate", "absent"]) == status

@@ -31,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from reasonaudio import _core
-from reasonaudio.errors import UserError
+from reasonaudio.errors import UserError, require
 from reasonaudio.retrieval.index import EmbeddingRanker
 
 INDEXES = ("exact", "faiss", "auto")
@@ -93,18 +93,14 @@ def float32_score_error(dim: int) -> float:
 
 
 def faiss_module():
-    try:
-        import faiss  # type: ignore[import-not-found]
-    except ImportError:
-        raise UserError("--index faiss needs FAISS: pip install 'reasonaudio[faiss]' (faiss-cpu; faiss-gpu for CUDA)") from None
-    return faiss
+    return require("faiss", "faiss", "--index faiss (faiss-cpu; faiss-gpu for CUDA)")
 
 
 def faiss_gpus() -> int:
     """GPUs FAISS can use (0 without FAISS or with a CPU-only build)."""
     try:
-        import faiss  # type: ignore[import-not-found]
-    except ImportError:
+        faiss = faiss_module()
+    except UserError:
         return 0
     get = getattr(faiss, "get_num_gpus", None)
     return int(get()) if get is not None else 0
