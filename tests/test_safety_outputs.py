@@ -218,7 +218,8 @@ def test_scratch_of_a_killed_process_is_removed_by_the_next(tmp_path: Path) -> N
             "with scratch_directory() as d:\n (d / 'x.wav').write_bytes(b'0' * 1000); os.kill(os.getpid(), 9)\n")
     subprocess.run([sys.executable, "-c", code], env=env)
     assert len(list(tmp_path.glob("reasonaudio-stage-*"))) == 1
-    code = ("from reasonaudio.io.outputs import scratch_directory\n"
+    # the note goes to the `reasonaudio` logger; a program shows it by configuring logging, as the CLI does
+    code = ("import logging; logging.basicConfig()\nfrom reasonaudio.io.outputs import scratch_directory\n"
             "with scratch_directory() as d: import pathlib; print(sorted(p.name for p in pathlib.Path(d).parent.parent.iterdir()))\n")
     live = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert "removed" in live.stderr, live.stderr

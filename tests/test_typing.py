@@ -38,9 +38,14 @@ def test_checkers_see_the_real_types_of_the_public_names(tmp_path: Path) -> None
     (tmp_path / "probe.py").write_text(PROBE)
     (tmp_path / "mypy.ini").write_text(CONFIG)
     package_root = Path(reasonaudio.__file__).resolve().parent.parent
+    # an installed package (site-packages, py.typed) is found by mypy itself, which refuses it on MYPYPATH;
+    # a source checkout on PYTHONPATH is named through MYPYPATH
+    env = {"PATH": "/usr/bin:/bin"}
+    if package_root.name not in ("site-packages", "dist-packages"):
+        env["MYPYPATH"] = str(package_root)
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", "mypy.ini", "probe.py"],
-        cwd=tmp_path, capture_output=True, text=True, env={"MYPYPATH": str(package_root), "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path, capture_output=True, text=True, env=env,
     )
     revealed = re.findall(r'Revealed type is "(.*)"', done.stdout)
     assert len(revealed) == 6, done.stdout + done.stderr
