@@ -57,6 +57,12 @@ def bf() -> ModuleType:
 
 
 @pytest.fixture(scope="session")
+def parquet_sample() -> ModuleType:
+    """A small table with the benchmark tables' column kinds (`sample_frame()`), for the parquet writer."""
+    return _support("parquet_sample")
+
+
+@pytest.fixture(scope="session")
 def qwen_tiny() -> ModuleType:
     """Builders of tiny random Qwen2-Audio checkpoints (real processor, random weights)."""
     return _support("qwen_tiny")

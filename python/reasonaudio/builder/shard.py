@@ -44,6 +44,7 @@ from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
 from reasonaudio.io.outputs import npz_kind, output_file
+from reasonaudio.io.parquet import write_table
 from reasonaudio.queries import QuerySpec
 from reasonaudio.scene import SceneConfig, resolve
 
@@ -86,10 +87,9 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
         report = plan.scene_report  # type: ignore[attr-defined]
         stats["bed_gain"] = np.asarray(report["bed_gain"], np.float32)
         ptr = plan.final["clip_event_ptr"]
-        pl.DataFrame({"event_row": np.arange(int(ptr[lo]), int(ptr[hi]), dtype=np.int64),
-                      "snr_db": np.asarray(report["ev_snr_db"], np.float32)}).write_parquet(
-            root / RENDER_EVENTS, compression="zstd", statistics=False)
-    pl.DataFrame(stats).write_parquet(root / RENDER_STATS, compression="zstd", statistics=False)
+        write_table(pl.DataFrame({"event_row": np.arange(int(ptr[lo]), int(ptr[hi]), dtype=np.int64),
+                                  "snr_db": np.asarray(report["ev_snr_db"], np.float32)}), root / RENDER_EVENTS)
+    write_table(pl.DataFrame(stats), root / RENDER_STATS)
     # merge checks its copies against them
     if rendered.sha256 is not None:
         write_audio_hash_list(root, plan.rel_paths[lo:hi], rendered.sha256)

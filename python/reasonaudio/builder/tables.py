@@ -32,6 +32,7 @@ from reasonaudio.contract import (
 )
 from reasonaudio.contract.reference import summary_stats
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, write_audio_hashes
+from reasonaudio.io.parquet import write_table
 from reasonaudio.relevance import positive_labels
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +79,7 @@ def write_plan_files(plan: BuildPlan, root: Path) -> dict[str, pl.DataFrame] | N
         return None
     tables = plan_tables(plan)
     for name, frame in tables.items():
-        frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
+        write_table(frame, root / f"{name}.parquet")
     write_beir(root, plan, tables["qrels"])
     write_attribution(root, plan.library, plan.final["ev_atom"])
     return tables
@@ -92,7 +93,7 @@ def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame]
     if early is None:
         tables = benchmark_tables(plan, peaks, gains)
         for name, frame in tables.items():
-            frame.write_parquet(root / f"{name}.parquet", compression="zstd", statistics=False)
+            write_table(frame, root / f"{name}.parquet")
         if plan.scene is not None:
             write_scene_sources(root, plan)
             if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
@@ -102,7 +103,7 @@ def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame]
         write_attribution(root, plan.library, plan.final["ev_atom"], _beds_attribution(beds) if beds else "")
     else:
         clips = clips_table(plan, peaks, gains)
-        clips.write_parquet(root / "clips.parquet", compression="zstd", statistics=False)
+        write_table(clips, root / "clips.parquet")
         tables = {"atoms": early["atoms"], "clips": clips, **{k: v for k, v in early.items() if k != "atoms"}}
     manifest = benchmark_manifest(plan, root, tables)
     write_json(root / "manifest.json", manifest)
