@@ -13,16 +13,51 @@ from pathlib import Path
 
 import pytest
 
-from reasonaudio.about import ISSUES_URL
+import reasonaudio.about as about
 from reasonaudio.cli import COMMANDS, _leaves, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_issue_tracker_is_the_one_pyproject_names() -> None:
+def test_the_license_is_declared() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["urls"]["Issues"] == ISSUES_URL
     assert project["license"] == "Apache-2.0" and "LICENSE" in project["license-files"]
+
+
+def test_the_crate_package_carries_its_readme_and_licenses() -> None:
+    import shutil
+
+    if shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed")
+    done = subprocess.run(["cargo", "package", "--list", "--offline", "-p", "reasonaudio-core"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    files = set(done.stdout.split())
+    assert {"README.md", "LICENSE", "THIRD_PARTY_NOTICES.md", "Cargo.toml", "src/lib.rs"} <= files, sorted(files)
+    manifest = tomllib.loads((ROOT / "rust/core/Cargo.toml").read_text())["package"]
+    assert {"description", "license", "readme", "documentation", "keywords", "categories"} <= manifest.keys()
+
+
+class _Metadata:
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+
+    def get_all(self, key: str):
+        return self.urls if key == "Project-URL" else None
+
+
+@pytest.mark.parametrize("urls, tracker", [
+    (["Homepage, https://example.org/ra", "Issues, https://example.org/ra/issues"], "https://example.org/ra/issues"),
+    (["Homepage, https://example.org/ra"], None),
+    ([], None),
+])
+def test_the_issue_tracker_is_the_one_the_installed_metadata_names(monkeypatch, urls, tracker) -> None:
+    from importlib import metadata
+
+    monkeypatch.setattr(metadata, "metadata", lambda name: _Metadata(urls))
+    assert about.issues_url() == tracker
+    epilog = build_parser([]).epilog
+    assert (tracker in epilog) if tracker else ("http" not in epilog and "reasonaudio env" in epilog)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], []])
@@ -67,15 +102,19 @@ def test_completion_knows_every_command(shell: str, capsys) -> None:
         assert name in script, (shell, name)
 
 
-def test_an_internal_error_names_the_tracker(monkeypatch, capsys) -> None:
+@pytest.mark.parametrize("tracker", ["https://example.org/ra/issues", None])
+def test_an_internal_error_names_the_tracker(monkeypatch, capsys, tracker) -> None:
     import reasonaudio.commands.env as env
 
     def boom(args):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(env, "run", boom)
+    monkeypatch.setattr("reasonaudio.cli.issues_url", lambda: tracker)
     assert main(["env"]) == 70
-    assert f"please report it at {ISSUES_URL}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "internal error (a bug; please report it" in err and "`reasonaudio env`" in err
+    assert (f"please report it at {tracker} with" in err) if tracker else "please report it with the traceback" in err
 
 
 def test_the_library_prints_nothing_and_logs_through_reasonaudio(tmp_path: Path, capsys, caplog) -> None:

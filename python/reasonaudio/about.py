@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
-#: where bugs are reported (pyproject.toml's [project.urls] `Issues`, checked by tests/test_packaging.py)
-ISSUES_URL = "https://github.com/reasonaudio/reasonaudio/issues"
+
+
+def issues_url() -> str | None:
+    """Where bugs are reported: the `Issues` entry of the installed distribution's project URLs
+    (pyproject.toml's [project.urls], their one home: docs/releasing.md), or None where there is
+    none (a source tree on PYTHONPATH, or a build whose pyproject names no tracker)."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("reasonaudio").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "issues" and url.strip():
+            return url.strip()
+    return None
 
 
 def version() -> str:

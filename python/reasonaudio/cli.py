@@ -20,7 +20,7 @@ import importlib
 import sys
 from typing import Collection
 
-from reasonaudio.about import ISSUES_URL, version
+from reasonaudio.about import issues_url, version
 from reasonaudio.errors import UserError
 
 #: every command: its module is reasonaudio.commands.<name>, and this line is what `reasonaudio
@@ -132,6 +132,11 @@ def _add_verbosity(parser: argparse.ArgumentParser) -> None:
     levels.add_argument("-v", "--verbose", action="store_true", help="also the debugging detail of each step")
 
 
+def _bugs_line() -> str:
+    tracker = issues_url()
+    return f"Bugs: {tracker} (with the output of `reasonaudio env`)" if tracker else "Bugs: report them with the output of `reasonaudio env`."
+
+
 def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
     """The CLI's parser with the options of `commands` (of every command where None: completion,
     the tests); the others are listed by name and summary only."""
@@ -139,7 +144,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     parser = _Parser(
         prog="reasonaudio",
         description="Build reasoning-intensive text-to-audio retrieval benchmarks and evaluate models on them.",
-        epilog=f"Bugs: {ISSUES_URL}",
+        epilog=_bugs_line(),
     )
     parser.add_argument("--version", action=_Version)
     # `completion` describes every command: it asks for the whole parser through this
@@ -268,8 +273,9 @@ def _main(argv: list[str]) -> int:
         import traceback
 
         traceback.print_exc()
-        print(f"reasonaudio {args.command}: internal error (a bug; please report it at {ISSUES_URL} with the traceback above "
-              "and the output of `reasonaudio env`)", file=sys.stderr)
+        tracker = issues_url()
+        print(f"reasonaudio {args.command}: internal error (a bug; please report it{f' at {tracker}' if tracker else ''} "
+              "with the traceback above and the output of `reasonaudio env`)", file=sys.stderr)
         return 70
     finally:
         _restore(previous)
