@@ -30,6 +30,7 @@ from reasonaudio.contract import ATOM_SPLITS, TABLE_COLUMNS
 from reasonaudio.errors import UserError
 from reasonaudio.io.audio import read_audio
 from reasonaudio.io.outputs import output_directory
+from reasonaudio.io.parquet import write_table
 
 PROCEDURAL = "procedural"
 PROCEDURAL_LICENSE = "CC0-1.0"
@@ -256,7 +257,7 @@ class AtomLibrary:
             (tmp / "audio").mkdir()
             for i, atom_id in enumerate(self.atom_ids):
                 _write_float_wav(tmp / "audio" / f"{atom_id}.wav", self.audio(i), self.sample_rate)
-            self.to_frame().write_parquet(tmp / "atoms.parquet")
+            write_table(self.to_frame(), tmp / "atoms.parquet")
         return dest
 
 

@@ -27,6 +27,7 @@ from reasonaudio.evaluation.figures import task_bars, tsne_plot, two_option_bars
 from reasonaudio.evaluation.tables import detail_table, study_table, two_option_detail, two_option_table
 from reasonaudio.io.jsonfile import read_json
 from reasonaudio.io.outputs import output_directory
+from reasonaudio.io.parquet import write_table
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +97,11 @@ def write_results_into(result, tmp: Path, *, figures: bool = True, tsne_queries:
     serialised = {k: v for k, v in run.items() if k != "label"}
     (tmp / "results.json").write_text(json.dumps(serialised, indent=2, sort_keys=True) + "\n")
     (tmp / "report.md").write_text(render_markdown(run))
-    result.per_query.write_parquet(tmp / "per_query.parquet")
-    result.rankings.write_parquet(tmp / "rankings.parquet")
-    result.two_option_pairs.write_parquet(tmp / "two_option.parquet")
+    write_table(result.per_query, tmp / "per_query.parquet")
+    write_table(result.rankings, tmp / "rankings.parquet")
+    write_table(result.two_option_pairs, tmp / "two_option.parquet")
     if result.captions is not None:
-        result.captions.write_parquet(tmp / "captions.parquet")
+        write_table(result.captions, tmp / "captions.parquet")
     if figures:
         (tmp / "figures").mkdir()
         task_bars([run], tmp / "figures" / "tasks.png")
