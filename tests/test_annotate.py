@@ -219,7 +219,7 @@ def test_malformed_logic_messages(logic: str, message: str) -> None:
 def test_bad_events_and_queries() -> None:
     q = pl.DataFrame({"query_id": ["q"], "logic": ['{"all": [{"has": "a"}]}']})
     backwards = pl.DataFrame({"clip_id": ["x", "y"], "label": ["a", "a"], "onset_sample": [0, 9], "offset_sample": [1, 3]})
-    with pytest.raises(UserError, match=r"events row 1: offset \(3\) is before onset \(9\)"):
+    with pytest.raises(UserError, match=r"events row 1: offset_sample \(3\) is before onset_sample \(9\); expected offset_sample >= onset_sample"):
         annotate(backwards, q, sample_rate=10)
     events = backwards.slice(0, 1)
     with pytest.raises(UserError, match="'x' is not in the given clip list"):

@@ -364,7 +364,7 @@ def test_annotate_names_the_file_of_a_bad_row(corpus, tmp_path: Path, capsys):
     bad.write_parquet(path)
     code, err = cli(["annotate", "--events", str(path), "--queries", str(bench / "queries.parquet"), "--sample-rate", "16000",
                      "--out", str(tmp_path / "q.parquet")], capsys)
-    assert code == 2 and f"{path}: row 5: offset" in err and "is before onset" in err, err
+    assert code == 2 and f"{path}: row 5 (0-based): offset_sample" in err and "is before onset_sample" in err, err
     # --clips with a clip listed twice names the --clips file
     code, err = cli(["annotate", "--events", str(bench), "--queries", str(bench / "queries.parquet"),
                      "--clips", str(bench / "events.parquet"), "--out", str(tmp_path / "q2.parquet")], capsys)
