@@ -410,13 +410,15 @@ def check_fingerprint(rows: Sequence[dict[str, Any]], source: str | Path, direct
             unmarked += 1
         elif theirs != mine:
             owner = next((str(d) for d in other_sets if Path(d) != Path(directory) and set_fingerprint(d) == theirs), None)
-            hint = f" (the set_fingerprint of {owner}: give one --outputs file per set, in the order of the sets)" if owner else ""
-            raise UserError(f"{source}, row {i}: {what} of another compose set ({FINGERPRINT} {theirs}{hint}), not of "
+            whose = f", that of {owner}" if owner else ""
+            if owner:
+                remedy = "give one --outputs file per set, in the order of the sets"
+            raise UserError(f"{source}, row {i}: {what} of another compose set ({FINGERPRINT} {theirs}{whose}), not of "
                             f"{directory} ({FINGERPRINT} {mine}); {remedy}")
     if unmarked:
-        log.warning("reasonaudio compose: note: %s: %d of %d %s row(s) carry no %s (written by an older reasonaudio "
-                    "or another program), so they are matched to %s by sample id only", source, unmarked, len(rows),
-                    what, FINGERPRINT, directory)
+        log.warning("reasonaudio compose: note: %s: %d of its %d rows carry no %s (written by an older reasonaudio "
+                    "or another program), so these %s are matched to %s by sample id only", source, unmarked, len(rows),
+                    FINGERPRINT, what, directory)
 
 
 def set_input(directory: str | Path) -> InputFolder | Path:
