@@ -642,10 +642,7 @@ mod tests {
         assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "b", "max_s": 0.0}}]}"#), vec![0, 1]);
         assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "b", "min_s": 0.1}}]}"#), vec![2]);
         // Both duration paths (the label scan and the per-clip check) read a point as 0 s.
-        assert_eq!(
-            run(&rows, 3, r#"{"all": [{"has": "c"}, {"duration": {"label": "a", "max_s": 0.0}}]}"#),
-            vec![0]
-        );
+        assert_eq!(run(&rows, 3, r#"{"all": [{"has": "c"}, {"duration": {"label": "a", "max_s": 0.0}}]}"#), vec![0]);
     }
 
     #[test]
