@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reasonaudio import _core
-from reasonaudio.contract.reference import holds
+from reasonaudio.contract.logic import parse_logic
+from reasonaudio.contract.reference import EventIndex, holds
 from reasonaudio.relevance import annotate, positive_labels, prepare_events, relevance_csr
 from reasonaudio.errors import UserError
 
@@ -103,6 +104,46 @@ def test_matches_literal_reference(case) -> None:
     csr = relevance_csr(_events_frame(rows), queries, sample_rate=rate, clip_ids=clip_ids)
     for q in range(len(logic)):
         assert np.all(np.diff(csr.clips_of(q).astype(np.int64)) > 0)
+    # the validator's vectorised reading of §2 agrees with the literal one (zero-length events too)
+    index = EventIndex(_events_frame(rows), clip_ids, rate)
+    for qi, lg in enumerate(logic):
+        vectorised = {(f"q{qi}", clip_ids[c]) for c in np.flatnonzero(index.relevant(parse_logic(json.dumps(lg))))}
+        assert vectorised == {pair for pair in expected if pair[0] == f"q{qi}"}
+
+
+def test_zero_length_events_follow_the_contract() -> None:
+    """§2: an event lasting zero time is in E_L (has/not see it), before orders it by its onset and
+    offset, it overlaps nothing, and its duration is 0; engine and reference agree on each."""
+    events = pl.DataFrame(
+        {
+            "clip_id": ["pt", "pt", "pt", "inside", "inside", "touch", "touch"],
+            "label": ["a", "b", "c", "a", "b", "a", "b"],
+            "onset_sample": [5, 5, 9, 0, 4, 10, 10],
+            "offset_sample": [5, 5, 12, 10, 4, 10, 20],
+        }
+    )
+    clips = ["pt", "inside", "touch"]
+    cases = {
+        '{"all": [{"has": "a"}]}': ["pt", "inside", "touch"],
+        '{"all": [{"not": "b"}]}': [],
+        '{"all": [{"before": ["a", "b"]}]}': ["pt", "touch"],  # a point at t is before a point or event at t
+        '{"all": [{"before": ["b", "a"]}]}': ["pt"],
+        '{"all": [{"before": ["a", "c"]}]}': ["pt"],
+        '{"all": [{"overlap": ["a", "b"]}]}': [],  # a point inside an event overlaps nothing
+        '{"all": [{"overlap": ["b", "a"]}]}': [],
+        '{"all": [{"duration": {"label": "b", "max_s": 0.0}}]}': ["pt", "inside"],
+        '{"all": [{"duration": {"label": "b", "min_s": 0.05}}]}': ["touch"],
+    }
+    queries = pl.DataFrame({"query_id": list(cases), "logic": list(cases)})
+    qrels = annotate(events, queries, sample_rate=100, clip_ids=clips, threads=1)
+    index = EventIndex(events, clips, 100)
+    for logic, want in cases.items():
+        assert qrels.filter(pl.col("query_id") == logic)["clip_id"].to_list() == want, logic
+        rows = [{"label": r["label"], "onset": r["onset_sample"], "offset": r["offset_sample"], "clip": r["clip_id"]}
+                for r in events.iter_rows(named=True)]
+        literal = [c for c in clips if reference_holds([r for r in rows if r["clip"] == c], json.loads(logic), 100)]
+        assert literal == want, logic
+        assert [clips[c] for c in np.flatnonzero(index.relevant(parse_logic(logic)))] == want, logic
 
 
 def test_thread_count_does_not_change_output() -> None:
@@ -219,7 +260,7 @@ def test_malformed_logic_messages(logic: str, message: str) -> None:
 def test_bad_events_and_queries() -> None:
     q = pl.DataFrame({"query_id": ["q"], "logic": ['{"all": [{"has": "a"}]}']})
     backwards = pl.DataFrame({"clip_id": ["x", "y"], "label": ["a", "a"], "onset_sample": [0, 9], "offset_sample": [1, 3]})
-    with pytest.raises(UserError, match=r"events row 1: offset \(3\) is before onset \(9\)"):
+    with pytest.raises(UserError, match=r"events row 1: offset_sample \(3\) is before onset_sample \(9\); expected offset_sample >= onset_sample"):
         annotate(backwards, q, sample_rate=10)
     events = backwards.slice(0, 1)
     with pytest.raises(UserError, match="'x' is not in the given clip list"):

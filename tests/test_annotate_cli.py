@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from reasonaudio.relevance import read_events, read_queries
+from reasonaudio.relevance import read_events, read_queries, zero_length
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
 
@@ -143,6 +143,24 @@ def test_strong_tsv_files_without_events_stay_in_the_corpus(tmp_path: Path) -> N
     rows = out.read_text().splitlines()
     assert rows == ["query-id\tcorpus-id\tscore", "dog_no_vacuum\ta.wav\t1", "no_dog\tb.wav\t1", "no_dog\tc.wav\t1"]
     assert read_events(tsv).height == 3
+
+
+def test_strong_tsv_point_annotations_are_events_lasting_zero_time(tmp_path: Path) -> None:
+    tsv = tmp_path / "strong.tsv"
+    tsv.write_text("filename\tonset\toffset\tevent_label\na.wav\t0.5\t2.0\tDog\na.wav\t2.0\t2.0\tBell\n")
+    events = read_events(tsv)
+    assert events.rows() == [("a.wav", "Dog", 0.5, 2.0), ("a.wav", "Bell", 2.0, 2.0)]
+    assert zero_length(events).tolist() == [False, True]
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": q, "logic": json.dumps({"all": [c]})}) + "\n" for q, c in [
+        ("bell", {"has": "Bell"}), ("dog_then_bell", {"before": ["Dog", "Bell"]}), ("overlap", {"overlap": ["Dog", "Bell"]}),
+    ]))
+    out = tmp_path / "qrels.tsv"
+    assert main(["annotate", "--events", str(tsv), "--queries", str(queries), "--out", str(out)]) == 0
+    assert out.read_text().splitlines()[1:] == ["bell\ta.wav\t1", "dog_then_bell\ta.wav\t1"]
+    assert main(["annotate", "--events", str(tsv), "--queries", str(queries), "--out", str(out), "--force",
+                 "--drop-zero-length"]) == 0
+    assert out.read_text().splitlines()[1:] == []
 
 
 def test_strong_tsv_row_with_only_some_fields_empty_is_an_error(tmp_path: Path) -> None:

@@ -71,6 +71,26 @@ def test_clips_without_events_count_for_not_queries(bench: Path, dataset: Path) 
     assert {"silent_1", "silent_2"} <= {corpus[i] for i in csr.clips_of(0)}
 
 
+def test_zero_length_events_stream_as_in_memory(bench: Path, tmp_path: Path) -> None:
+    """Every third event shrunk to a point (onset = offset): kept, or dropped on request with its
+    clip still in the corpus, the stream gives the in-memory result and counts them."""
+    events = read_events(bench).with_row_index("i").with_columns(
+        pl.when(pl.col("i") % 3 == 0).then(pl.col("onset_sample")).otherwise(pl.col("offset_sample")).alias("offset_sample")
+    ).drop("i")
+    events = events.with_columns((pl.col("offset_sample") / 16000).alias("offset_s"))
+    path = tmp_path / "events.parquet"
+    events.write_parquet(path)
+    queries = read_queries(bench)
+    corpus = pl.read_parquet(bench / "clips.parquet")["clip_id"].to_list()
+    points = (events["onset_sample"] == events["offset_sample"]).to_numpy()
+    for drop in (False, True):
+        kept = events.filter(pl.Series(~points)) if drop else events
+        ref = relevance_csr(kept, queries, clip_ids=corpus)
+        csr, stats = stream_relevance_csr(path, queries, clip_ids=corpus, batch_events=50, drop_zero_length=drop)
+        assert _same(csr, ref) and stats.zero_length == int(points.sum()) > 0
+        assert stats.events == kept.height
+
+
 def test_stream_refusals(bench: Path, tmp_path: Path) -> None:
     events = pl.read_parquet(bench / "events.parquet")
     queries = read_queries(bench)

@@ -364,7 +364,7 @@ def test_annotate_names_the_file_of_a_bad_row(corpus, tmp_path: Path, capsys):
     bad.write_parquet(path)
     code, err = cli(["annotate", "--events", str(path), "--queries", str(bench / "queries.parquet"), "--sample-rate", "16000",
                      "--out", str(tmp_path / "q.parquet")], capsys)
-    assert code == 2 and f"{path}: row 5: offset" in err and "is before onset" in err, err
+    assert code == 2 and f"{path}: row 5 (0-based): offset_sample" in err and "is before onset_sample" in err, err
     # --clips with a clip listed twice names the --clips file
     code, err = cli(["annotate", "--events", str(bench), "--queries", str(bench / "queries.parquet"),
                      "--clips", str(bench / "events.parquet"), "--out", str(tmp_path / "q2.parquet")], capsys)
@@ -464,15 +464,6 @@ def test_detector_of_another_vocabulary_is_refused_in_eval(corpus, tiny_detector
 
 
 # --- 5. silently wrong inputs are refused ---------------------------------------------------------------
-
-def test_zero_length_tsv_event_is_refused_with_file_and_line(tmp_path: Path, capsys):
-    events = tmp_path / "strong.tsv"
-    events.write_text("filename\tonset\toffset\tevent_label\na.wav\t0.5\t1.5\tdog\nb.wav\t2.0\t2.0\tcat\n")
-    queries = tmp_path / "q.jsonl"
-    queries.write_text('{"query_id": "q0", "logic": "{\\"op\\": \\"has\\", \\"label\\": \\"cat\\"}"}\n')
-    code, err = cli(["annotate", "--events", str(events), "--queries", str(queries), "--out", str(tmp_path / "qrels.tsv")], capsys)
-    assert code == 2 and f"{events}, line 3: zero-length event (onset = offset = 2.0)" in err, err
-
 
 def _flip_inside_an_event(bench: Path, clip_dir: Path | None = None) -> Path:
     """400 bytes flipped inside the first event of the first clip (16-bit WAV: 44-byte header)."""
@@ -680,3 +671,170 @@ def test_an_fsd50k_folder_without_its_metadata_is_noted(tmp_path: Path, capsys):
     _wav_folder(src / "FSD50K.dev_audio", ("1001", "1002"), 1.0)
     _, err = cli(["atoms", "import", str(src), "--out", str(tmp_path / "lib")], capsys)
     assert "note:" in err and "FSD50K.dev_audio but no FSD50K.ground_truth/" in err and "license 'unspecified'" in err, err
+
+
+# --- 6. annotations as they come, and compose files of another set ----------------------------------
+
+STRONG_HEADER = "filename\tonset\toffset\tevent_label\n"
+SAMPLES_HEADER = "clip_id,label,onset_sample,offset_sample,onset_s,offset_s\n"
+ANNOTATE_QUERIES = (
+    '{"query_id": "cat", "logic": {"all": [{"has": "cat"}]}}\n'
+    '{"query_id": "cat_then_dog", "logic": {"all": [{"before": ["cat", "dog"]}]}}\n'
+    '{"query_id": "no_cat", "logic": {"all": [{"not": "cat"}]}}\n'
+)
+
+
+@dataclass(frozen=True)
+class FileCase:
+    """One CLI call over small input files (`name.parquet` is written from its CSV text) and what it
+    must give: exit status and the fragments of its message ({tmp} is the folder of the files)."""
+
+    id: str
+    files: tuple[tuple[str, str], ...]
+    argv: tuple[str, ...]
+    code: int
+    fragments: tuple[str, ...]
+
+
+ANNOTATE_FILES = [
+    FileCase("annotate-zero-length-kept",
+             (("strong.tsv", STRONG_HEADER + "a.wav\t0.5\t1.5\tdog\nb.wav\t2.0\t2.0\tcat\nb.wav\t3.0\t4.0\tdog\n"),),
+             ("--events", "{tmp}/strong.tsv"), 0,
+             ("note: 1 event row(s) of {tmp}/strong.tsv last zero time (onset = offset): kept as events lasting 0 s",
+              "3 queries x 2 clips", "3 relevant pairs")),
+    FileCase("annotate-zero-length-dropped",
+             (("strong.tsv", STRONG_HEADER + "a.wav\t0.5\t1.5\tdog\nb.wav\t2.0\t2.0\tcat\nb.wav\t3.0\t4.0\tdog\n"),),
+             ("--events", "{tmp}/strong.tsv", "--drop-zero-length"), 0,
+             ("note: dropped 1 event row(s) of {tmp}/strong.tsv that last zero time", "3 queries x 2 clips",
+              "2 relevant pairs")),
+    FileCase("annotate-reversed-tsv-row",
+             (("strong.tsv", STRONG_HEADER + "a.wav\t0.5\t1.5\tdog\nb.wav\t2.0\t1.0\tcat\n"),),
+             ("--events", "{tmp}/strong.tsv"), 2,
+             ("{tmp}/strong.tsv, line 3: offset (1.0) is before onset (2.0); expected offset >= onset",)),
+    FileCase("annotate-reversed-parquet-row",
+             (("events.parquet", SAMPLES_HEADER + "c0,dog,0,16000,0.0,1.0\nc0,cat,48000,32000,3.0,2.0\n"),),
+             ("--events", "{tmp}/events.parquet"), 2,
+             ("{tmp}/events.parquet: row 1 (0-based): offset_sample (32000) is before onset_sample (48000); "
+              "expected offset_sample >= onset_sample",)),
+    FileCase("annotate-reversed-parquet-seconds",
+             (("events.parquet", SAMPLES_HEADER + "c0,dog,0,16000,0.0,1.0\nc0,cat,32000,48000,3.0,2.0\n"),),
+             ("--events", "{tmp}/events.parquet"), 2,
+             ("{tmp}/events.parquet: row 1 (0-based): offset_s (2.0) is before onset_s (3.0)",)),
+    FileCase("annotate-row-off-the-sample-rate",
+             (("events.parquet", SAMPLES_HEADER + "c0,dog,0,16000,0.0,1.0\nc0,cat,32000,48000,2.0,3.5\n"
+               "c1,dog,0,32000,0.0,2.0\n"),),
+             ("--events", "{tmp}/events.parquet"), 2,
+             ("{tmp}/events.parquet: row 1 (0-based): offset_sample 48000 / offset_s 3.5 disagrees with the sample "
+              "rate 16000 Hz of the other rows",)),
+    FileCase("annotate-empty-parquet", (("events.parquet", SAMPLES_HEADER),), ("--events", "{tmp}/events.parquet"), 2,
+             ("{tmp}/events.parquet: no event rows; expected at least one event, or the corpus's clip list (--clips)",)),
+    FileCase("annotate-header-only-tsv", (("strong.tsv", STRONG_HEADER),), ("--events", "{tmp}/strong.tsv"), 2,
+             ("{tmp}/strong.tsv: no event rows",)),
+    FileCase("annotate-empty-tsv", (("strong.tsv", ""),), ("--events", "{tmp}/strong.tsv"), 2,
+             ("{tmp}/strong.tsv: the file is empty; expected a header row (filename, onset, offset, event_label)",)),
+]
+
+
+def _write_inputs(files: tuple[tuple[str, str], ...], where: Path) -> dict[str, bytes]:
+    import io
+
+    import polars as pl
+
+    for name, text in files:
+        if name.endswith(".parquet"):
+            pl.read_csv(io.StringIO(text), schema_overrides={"clip_id": pl.String, "label": pl.String}).write_parquet(where / name)
+        else:
+            (where / name).write_text(text)
+    return _snapshot(where)
+
+
+def _snapshot(where: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(where)): p.read_bytes() for p in sorted(where.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("case", ANNOTATE_FILES, ids=[c.id for c in ANNOTATE_FILES])
+def test_annotations_as_they_come(case: FileCase, tmp_path: Path, capsys):
+    """Point annotations (onset = offset) are events lasting 0 s (contract §2), counted in a note;
+    a reversed row, a row off the sample rate or a table without events is one line naming the
+    file, the row and what was expected. Nothing is written on a refusal, and no input changes."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "q.jsonl").write_text(ANNOTATE_QUERIES)
+    before = _write_inputs(case.files, inputs)
+    out = tmp_path / "qrels.tsv"
+    argv = ["annotate", *(a.format(tmp=inputs) for a in case.argv), "--queries", str(inputs / "q.jsonl"), "--out", str(out)]
+    code, err = cli(argv, capsys)
+    assert (code, "Traceback" in err) == (case.code, False), err
+    for fragment in case.fragments:
+        assert fragment.format(tmp=inputs) in err, err
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1 and not out.exists(), err
+    assert _snapshot(inputs) == before
+
+
+@pytest.fixture(scope="module")
+def two_sets(tmp_path_factory) -> Path:
+    """Two compose sets of the same shape (seeds 0 and 1, so the same sample ids), each with its
+    prompts and the outputs of a one-sample run, plus outputs written before sets had a fingerprint."""
+    import json
+
+    root = tmp_path_factory.mktemp("sets")
+    for name, seed in (("a", "0"), ("b", "1")):
+        assert main(["compose", "build", "--out", str(root / name), "--cue", "environment", "--task", "math", "--n", "4",
+                     "--seed", seed]) == 0
+        assert main(["compose", "prompts", str(root / name), "--out", str(root / f"prompts_{name}.jsonl")]) == 0
+        assert main(["compose", "run", str(root / name), "--model", "cmd:echo", "--limit", "1",
+                     "--out", str(root / f"outputs_{name}.jsonl")]) == 0
+    for kind in ("prompts", "outputs"):
+        rows = [json.loads(line) for line in (root / f"{kind}_a.jsonl").read_text().splitlines()]
+        (root / f"{kind}_a_unmarked.jsonl").write_text("".join(
+            json.dumps({k: v for k, v in row.items() if k != "set_fingerprint"}) + "\n" for row in rows))
+    return root
+
+
+COMPOSE_FILES = [
+    FileCase("compose-run-another-sets-prompts", (),
+             ("run", "{tmp}/a", "--model", "cmd:echo", "--prompts", "{tmp}/prompts_b.jsonl", "--out", "{tmp}/new.jsonl"), 2,
+             ("{tmp}/prompts_b.jsonl, row 1: prompts of another compose set (set_fingerprint ", "not of {tmp}/a (set_fingerprint ",
+              "write this set's prompts with `reasonaudio compose prompts {tmp}/a --out FILE`")),
+    FileCase("compose-run-prompts-without-fingerprint", (),
+             ("run", "{tmp}/a", "--model", "cmd:echo", "--prompts", "{tmp}/prompts_a_unmarked.jsonl", "--limit", "1",
+              "--out", "{tmp}/new.jsonl"), 0,
+             ("note: {tmp}/prompts_a_unmarked.jsonl: 20 of its 20 rows carry no set_fingerprint", "wrote 5 outputs")),
+    FileCase("compose-score-another-sets-outputs", (),
+             ("score", "{tmp}/a", "--outputs", "{tmp}/outputs_b.jsonl", "--out", "{tmp}/new"), 2,
+             ("{tmp}/outputs_b.jsonl, row 1: model outputs of another compose set", "not of {tmp}/a",
+              "score each outputs file with the set it was run on")),
+    FileCase("compose-score-outputs-swapped", (),
+             ("score", "{tmp}/a", "{tmp}/b", "--outputs", "{tmp}/outputs_b.jsonl", "{tmp}/outputs_a.jsonl", "--out", "{tmp}/new"), 2,
+             ("{tmp}/outputs_b.jsonl, row 1: model outputs of another compose set", ", that of {tmp}/b), not of {tmp}/a",
+              "give one --outputs file per set, in the order of the sets")),
+    FileCase("compose-score-outputs-without-fingerprint", (),
+             ("score", "{tmp}/a", "--outputs", "{tmp}/outputs_a_unmarked.jsonl", "--out", "{tmp}/new"), 0,
+             ("note: {tmp}/outputs_a_unmarked.jsonl: 5 of its 5 rows carry no set_fingerprint", "wrote results.json")),
+    FileCase("compose-score-own-outputs", (),
+             ("score", "{tmp}/a", "{tmp}/b", "--outputs", "{tmp}/outputs_a.jsonl", "{tmp}/outputs_b.jsonl", "--out", "{tmp}/new"), 0,
+             ("wrote results.json",)),
+]
+
+
+@pytest.mark.parametrize("case", COMPOSE_FILES, ids=[c.id for c in COMPOSE_FILES])
+def test_compose_files_of_another_set(case: FileCase, two_sets: Path, capsys):
+    """Sets of one shape share sample ids, so ids alone cannot tell another set's prompts or outputs
+    from this set's: their set_fingerprint does. Files without one are matched by id, with a note."""
+    import shutil
+
+    before = _snapshot(two_sets)
+    code, err = cli(["compose", *(a.format(tmp=two_sets) for a in case.argv)], capsys)
+    created = [two_sets / "new.jsonl", two_sets / "new"]
+    try:
+        assert (code, "Traceback" in err) == (case.code, False), err
+        for fragment in case.fragments:
+            assert fragment.format(tmp=two_sets) in err, err
+        if code == 2:
+            assert len(err.strip().splitlines()) == 1 and not any(p.exists() for p in created), err
+            assert _snapshot(two_sets) == before
+    finally:
+        for p in created:
+            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+

@@ -19,7 +19,9 @@ def add_parser(subparsers) -> None:
             "Evaluate every query's logic against every clip's events and write the relevant pairs. "
             "EVENTS is a benchmark's events.parquet (or its directory), or a strong-label table "
             "(.tsv DESED: filename, onset, offset, event_label; AudioSet-Strong: segment_id, "
-            "start_time_seconds, end_time_seconds, label; times in seconds)."
+            "start_time_seconds, end_time_seconds, label; times in seconds). An event whose onset equals "
+            "its offset (a point annotation) is kept as an event of its label lasting 0 s: has/not see it, "
+            "before orders it, it overlaps nothing (contract §2); a note counts them."
         ),
     )
     parser.add_argument("--events", required=True, type=Path,
@@ -42,6 +44,12 @@ def add_parser(subparsers) -> None:
         metavar="N",
         help="stream parquet events in batches of about N rows, memory bounded by the batch (each clip's "
         "events must be contiguous); the default for a directory of parquet files (a dataset) is 1000000",
+    )
+    parser.add_argument(
+        "--drop-zero-length",
+        action="store_true",
+        help="drop events whose onset equals their offset (point annotations) instead of keeping them as "
+        "events lasting 0 s; a file left without events stays in the corpus",
     )
     parser.add_argument("--force", action="store_true", help="replace an existing --out file")
     parser.set_defaults(func=run)
@@ -69,18 +77,28 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
 
 
 def _where(message: str, events: Path, clips: Path | None) -> str:
-    """An engine message with the file it is about: events rows (0-based, in the table's order) are
-    in EVENTS (its events.parquet for a directory), clip ids in --clips."""
-    if message.startswith("events row"):
-        table = events / "events.parquet" if events.is_dir() else events
-        return f"{table}: {message.removeprefix('events ')} (0-based)"
+    """An engine message with the file it is about: events rows (0-based, in the table's order) and
+    the table's columns are in EVENTS (its events.parquet for a directory), clip ids in --clips."""
+    table = events / "events.parquet" if events.is_dir() else events
+    if message.startswith("events row "):
+        row, _, rest = message.removeprefix("events row ").partition(": ")
+        return f"{table}: row {row} (0-based): {rest}"
+    if message.startswith("events: "):
+        return f"{table}: {message.removeprefix('events: ')}"
     if message.startswith("clip_id:") and clips is not None:
         return f"{clips} (the corpus's clip list): {message}"
     return message
 
 
+def _zero_length_note(n: int, events: Path, dropped: bool) -> str:
+    if dropped:
+        return f"note: dropped {n} event row(s) of {events} that last zero time (onset = offset; --drop-zero-length)"
+    return (f"note: {n} event row(s) of {events} last zero time (onset = offset): kept as events lasting 0 s "
+            "(has/not see them, before orders them, they overlap nothing); --drop-zero-length drops them")
+
+
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels
+    from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels, zero_length
 
     from reasonaudio.io.outputs import check_file, check_not_an_input
     from reasonaudio.relevance.files import QRELS_PARQUET, QRELS_TSV
@@ -103,20 +121,37 @@ def run(args: argparse.Namespace) -> int:
         csr, stats = stream_relevance_csr(
             args.events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads,
             batch_events=args.batch_events if args.batch_events is not None else 1_000_000,
+            drop_zero_length=args.drop_zero_length,
         )
         n_events = stats.events
+        n_zero = stats.zero_length
         without = stats.clips_without_events
         print(f"streamed {stats.events} events in {stats.batches} batches (at most {stats.max_batch_events} events held at once)")
     else:
         events = read_events(args.events)
+        try:
+            zero = zero_length(events)
+        except UserError as err:
+            raise UserError(_where(str(err), args.events, clips_path)) from None
+        n_zero = int(zero.sum())
+        if args.drop_zero_length and n_zero:
+            if clip_ids is None:  # a clip left without events stays in the corpus
+                clip_ids = events["clip_id"].cast(pl.String).unique(maintain_order=True).to_list()
+            events = events.filter(pl.Series(~zero))
         try:
             csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
         except UserError as err:  # the engine knows rows, not files: name the file the row is in
             raise UserError(_where(str(err), args.events, clips_path)) from None
         n_events = events.height
         without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
+    if not csr.clip_ids:
+        table = args.events / "events.parquet" if args.events.is_dir() and not dataset_dir else args.events
+        raise UserError(f"{table}: no event rows; expected at least one event, or the corpus's clip list (--clips) "
+                        "so that clips without events count for `not` queries")
     out = write_qrels(csr.to_frame(), args.out, inputs=inputs, force=args.force)
     counts = csr.counts()
+    if n_zero:
+        print(_zero_length_note(n_zero, args.events, args.drop_zero_length))
     if without:
         print(f"note: {without} clip(s) of the corpus have no event (listed without events, or only in --clips)")
     corpus = f" (corpus from {clips_path})" if clips_path is not None else ""

@@ -171,7 +171,8 @@ def _score(args: argparse.Namespace) -> int:
             if missing:
                 print(f"reasonaudio compose score: note: {outputs} has no outputs for layer(s) {', '.join(missing)}; they are not scored",
                       file=sys.stderr)
-        results = [score_dataset(d, o, scoring=args.scoring, prompts=args.prompts) for d, o in zip(args.dirs, args.outputs)]
+        results = [score_dataset(d, o, scoring=args.scoring, prompts=args.prompts, other_sets=args.dirs)
+                   for d, o in zip(args.dirs, args.outputs)]
         write_report(results, tmp)
     print(f"wrote results.json, samples.jsonl, report.md and figures to {args.out} ({args.scoring} scoring)")
     return 0

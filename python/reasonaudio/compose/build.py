@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import numpy as np
 
 from reasonaudio.compose import content as content_mod
 from reasonaudio.compose.content import CONTENT_TASKS, Item
+from reasonaudio.compose.io import FINGERPRINT
 from reasonaudio import _core
 from reasonaudio.compose.mixing import (
     GAP_SECONDS, LOOP_CROSSFADE_S, PEAK_CEILING, SPEECH_RMS_DBFS, gap_samples, rms,
@@ -379,6 +381,44 @@ def read_dataset(directory: str | Path) -> tuple[dict[str, Any], list[dict[str, 
                 except json.JSONDecodeError as err:
                     raise UserError(f"{meta_path}:{lineno}: not valid JSON ({err.msg})") from None
     return manifest, rows
+
+
+log = logging.getLogger(__name__)
+
+
+def set_fingerprint(directory: str | Path) -> str:
+    """A set's identity: the first 16 hex digits of the sha256 of its metadata.jsonl, which holds
+    every sample's content and its audio's sha256 (manifest.json records the whole digest as
+    hashes['metadata.jsonl']). Sets built from other seeds, parameters or recordings differ."""
+    path = Path(directory) / "metadata.jsonl"
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError as err:
+        raise UserError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def check_fingerprint(rows: Sequence[dict[str, Any]], source: str | Path, directory: str | Path, what: str,
+                      remedy: str, other_sets: Sequence[str | Path] = ()) -> None:
+    """Refuses `rows` (prompts or outputs read from `source`) made from another set than `directory`;
+    rows without a fingerprint (files written before sets had one, or by another program) are
+    matched by sample id, with a note."""
+    mine = set_fingerprint(directory)
+    unmarked = 0
+    for i, row in enumerate(rows, 1):
+        theirs = row.get(FINGERPRINT)
+        if theirs is None:
+            unmarked += 1
+        elif theirs != mine:
+            owner = next((str(d) for d in other_sets if Path(d) != Path(directory) and set_fingerprint(d) == theirs), None)
+            whose = f", that of {owner}" if owner else ""
+            if owner:
+                remedy = "give one --outputs file per set, in the order of the sets"
+            raise UserError(f"{source}, row {i}: {what} of another compose set ({FINGERPRINT} {theirs}{whose}), not of "
+                            f"{directory} ({FINGERPRINT} {mine}); {remedy}")
+    if unmarked:
+        log.warning("reasonaudio compose: note: %s: %d of its %d rows carry no %s (written by an older reasonaudio "
+                    "or another program), so these %s are matched to %s by sample id only", source, unmarked, len(rows),
+                    FINGERPRINT, what, directory)
 
 
 def set_input(directory: str | Path) -> InputFolder | Path:

@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
+from reasonaudio.compose.io import FINGERPRINT, read_jsonl, write_jsonl_atomic
 from reasonaudio.compose.prompts import LAYERS
 from reasonaudio.compose.study import qa_normalize, study_label
 from reasonaudio.errors import UserError
@@ -219,6 +219,7 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
         raise UserError(f"{meta} has no samples")
     if not restore and len({(r["cue"], r["task"]) for r in rows}) != 1:
         raise UserError(f"{meta}: samples differ in cue or task; import them as separate sets")
+    from reasonaudio.compose.build import set_fingerprint
     from reasonaudio.compose.io import OUTPUTS_FILE
 
     with contextlib.ExitStack() as claims:
@@ -252,7 +253,8 @@ def import_study(directory: str | Path, out: str | Path, cue: str | None = None,
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         n_out, out_path = 0, None
         if predictions:
-            n_out = _write_outputs(predictions, rows, outputs_tmp if outputs_tmp is not None else tmp / "study_outputs.jsonl")
+            n_out = _write_outputs(predictions, rows, outputs_tmp if outputs_tmp is not None else tmp / "study_outputs.jsonl",
+                                   set_fingerprint(tmp))
             out_path = Path(outputs) if outputs else out / "study_outputs.jsonl"
     return len(rows), n_out, out_path
 
@@ -298,7 +300,7 @@ def _layer_of(path: Path, cue: str) -> str:
                     f"e.g. ..._env_math_select.jsonl); pass LAYER={path}")
 
 
-def _write_outputs(predictions: Sequence[str | Path], rows: list[dict[str, Any]], out: Path) -> int:
+def _write_outputs(predictions: Sequence[str | Path], rows: list[dict[str, Any]], out: Path, fingerprint: str) -> int:
     ids = {r["id"]: i for i, r in enumerate(rows)}
     env_asr = rows[0]["cue"] == "environment" and rows[0]["task"] == "asr"
     found: dict[tuple[str, str], dict[str, Any]] = {}
@@ -321,7 +323,7 @@ def _write_outputs(predictions: Sequence[str | Path], rows: list[dict[str, Any]]
             key = (p["concat_id"], layer)
             if key in found:
                 raise UserError(f"{path}:{lineno}: a second {layer} prediction for {p['concat_id']!r}")
-            row = {"id": p["concat_id"], "layer": layer, "output": p["prediction_raw"]}
+            row = {"id": p["concat_id"], "layer": layer, "output": p["prediction_raw"], FINGERPRINT: fingerprint}
             for extra in ("llm_extracted_answers", "llm_extraction_successful"):
                 if extra in p:
                     row[extra] = p[extra]

@@ -13,6 +13,8 @@ from reasonaudio.io.outputs import jsonl_kind, write_atomic
 #: single-file outputs of compose, recognised (for --force) by the keys of their first row
 PROMPTS_FILE = jsonl_kind("prompts file", ("id", "layer", "audio", "prompt"))
 OUTPUTS_FILE = jsonl_kind("model outputs file", ("id", "layer", "output"))
+#: the field of prompts and outputs rows that names the set they were made from (build.set_fingerprint)
+FINGERPRINT = "set_fingerprint"
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

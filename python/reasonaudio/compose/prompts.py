@@ -114,10 +114,11 @@ def make_prompts(manifest: dict[str, Any], row: dict[str, Any], layers: tuple[st
 
 def write_prompts(directory: str | Path, out: str | Path, layers: tuple[str, ...] = LAYERS,
                   style: str = "project") -> int:
-    from reasonaudio.compose.build import read_dataset
-    from reasonaudio.compose.io import write_jsonl_atomic
+    from reasonaudio.compose.build import read_dataset, set_fingerprint
+    from reasonaudio.compose.io import FINGERPRINT, write_jsonl_atomic
 
     manifest, rows = read_dataset(directory)
-    prompts = [p for row in rows for p in make_prompts(manifest, row, layers, style)]
+    fingerprint = set_fingerprint(directory)  # `compose run --prompts FILE` refuses the prompts of another set
+    prompts = [{**p, FINGERPRINT: fingerprint} for row in rows for p in make_prompts(manifest, row, layers, style)]
     write_jsonl_atomic(out, prompts)
     return len(prompts)

@@ -16,8 +16,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, Protocol
 
-from reasonaudio.compose.build import read_dataset
-from reasonaudio.compose.io import read_jsonl, write_jsonl_atomic
+from reasonaudio.compose.build import check_fingerprint, read_dataset, set_fingerprint
+from reasonaudio.compose.io import FINGERPRINT, read_jsonl, write_jsonl_atomic
 from reasonaudio.compose.prompts import LAYERS, PROMPT_STYLES, make_prompts
 from reasonaudio.errors import UserError
 
@@ -96,12 +96,21 @@ def load_model(spec: str, **kwargs: Any) -> AudioLM:
 
 def run(directory: str | Path, model: AudioLM, out: str | Path, layers: tuple[str, ...] = LAYERS,
         prompts: str | Path | None = None, limit: int | None = None, progress: bool = False) -> int:
-    """Generate one output per (sample, layer) and write {id, layer, output} rows to `out`.
-    `prompts`: a prompts JSONL, or a prompt style ('project' or 'study') to generate them."""
+    """Generate one output per (sample, layer) and write {id, layer, output, set_fingerprint} rows to
+    `out`. `prompts`: a prompts JSONL (refused when made from another set), or a prompt style
+    ('project' or 'study') to generate them."""
     directory = Path(directory)
     manifest, rows = read_dataset(directory)
+    fingerprint = set_fingerprint(directory)
     if prompts is not None and str(prompts) not in PROMPT_STYLES:
-        prompt_rows = [p for p in read_jsonl(prompts, ("id", "layer", "audio", "prompt")) if p["layer"] in layers]
+        read = read_jsonl(prompts, ("id", "layer", "audio", "prompt"))
+        check_fingerprint(read, prompts, directory, "prompts",
+                          f"write this set's prompts with `reasonaudio compose prompts {directory} --out FILE`")
+        ids = {r["id"] for r in rows}
+        stray = next((i for i, p in enumerate(read, 1) if p["id"] not in ids), None)
+        if stray is not None:
+            raise UserError(f"{prompts}, row {stray}: id {read[stray - 1]['id']!r} is not a sample of {directory}")
+        prompt_rows = [p for p in read if p["layer"] in layers]
     else:
         style = str(prompts) if prompts is not None else "project"
         prompt_rows = [p for row in rows for p in make_prompts(manifest, row, layers, style)]
@@ -118,6 +127,6 @@ def run(directory: str | Path, model: AudioLM, out: str | Path, layers: tuple[st
         output = model.generate(audio_path, p["prompt"])
         if not isinstance(output, str):
             raise UserError(f"model returned {type(output).__name__} for {p['id']} {p['layer']}; expected str")
-        results.append({"id": p["id"], "layer": p["layer"], "output": output})
+        results.append({"id": p["id"], "layer": p["layer"], "output": output, FINGERPRINT: fingerprint})
     write_jsonl_atomic(out, results)
     return len(results)

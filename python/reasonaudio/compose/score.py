@@ -31,7 +31,7 @@ from statistics import NormalDist
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from reasonaudio.compose import parse, study
-from reasonaudio.compose.build import read_dataset
+from reasonaudio.compose.build import check_fingerprint, read_dataset
 from reasonaudio.compose.io import read_jsonl
 from reasonaudio.compose.normalize import normalize_text
 from reasonaudio.compose.prompts import LAYERS, PROMPT_STYLES, layer_tags
@@ -375,10 +375,12 @@ def _sample_judge(judge: parse.Judge | None, row: dict[str, Any] | None) -> Samp
 
 
 def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge: parse.Judge | None = None,
-                  scoring: str = "robust", prompts: str | None = None) -> dict[str, Any]:
+                  scoring: str = "robust", prompts: str | None = None,
+                  other_sets: Sequence[str | Path] = ()) -> dict[str, Any]:
     """Score one set. `scoring`: 'robust' (this project's parsers) or 'study' (the study's code's
     decisions); `prompts`: the prompt style the outputs answered ('project' or 'study'; default: the
-    set's own, 'study' for a set imported from the study)."""
+    set's own, 'study' for a set imported from the study). Outputs of another set (by their
+    set_fingerprint) are refused; `other_sets`, scored alongside, are named when they are theirs."""
     if scoring not in SCORINGS:
         raise UserError(f"--scoring must be one of {', '.join(SCORINGS)}, got {scoring!r}")
     manifest, rows = read_dataset(directory)
@@ -387,6 +389,8 @@ def score_dataset(directory: str | Path, outputs: str | Path | list[dict], judge
         raise UserError(f"--prompts must be one of {', '.join(PROMPT_STYLES)}, got {prompts!r}")
     by_id = {r["id"]: r for r in rows}
     out_rows = read_jsonl(outputs, ("id", "layer", "output")) if not isinstance(outputs, list) else outputs
+    check_fingerprint(out_rows, outputs if not isinstance(outputs, list) else "outputs", directory, "model outputs",
+                      "score each outputs file with the set it was run on", other_sets)
     seen: dict[tuple[str, str], dict[str, Any]] = {}
     for i, o in enumerate(out_rows, 1):
         where = f"{outputs}:{i}" if not isinstance(outputs, list) else f"output row {i}"

@@ -12,6 +12,7 @@ from reasonaudio.relevance.engine import (
     positive_labels,
     prepare_events,
     relevance_csr,
+    zero_length,
 )
 from reasonaudio.relevance.files import read_events, read_queries, read_strong_labels, write_qrels
 from reasonaudio.relevance.stream import StreamStats, stream_relevance_csr
@@ -32,4 +33,5 @@ __all__ = [
     "relevance_csr",
     "stream_relevance_csr",
     "write_qrels",
+    "zero_length",
 ]

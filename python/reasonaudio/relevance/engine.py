@@ -122,6 +122,12 @@ def _first_null_row(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[int, s
     return None
 
 
+def _rate_disagreement(samples: np.ndarray, seconds: np.ndarray, rate: float) -> int | None:
+    """The first row whose offset_sample / offset_s is not `rate` (to a microsecond), if any."""
+    off = ~np.isclose(samples / rate, seconds, rtol=0, atol=1e-6)
+    return int(np.argmax(off)) if off.any() else None
+
+
 def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> float:
     if sample_rate is not None:
         rate = float(sample_rate)
@@ -138,29 +144,40 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
         if {"onset_s", "offset_s"} <= set(events.columns) and events.height:
             samples = events["offset_sample"].cast(pl.Float64).to_numpy()
             seconds = events["offset_s"].cast(pl.Float64).to_numpy()
-            if not np.allclose(samples / rate, seconds, rtol=0, atol=1e-6):
+            row = _rate_disagreement(samples, seconds, rate)
+            if row is not None:
                 raise UserError(
-                    f"sample rate {sample_rate} contradicts the events' offset_s (offset_sample / offset_s is not {sample_rate}); "
-                    "leave --sample-rate out or give the rate the samples were counted at"
+                    f"events row {row}: offset_sample {samples[row]:.0f} / offset_s {seconds[row]} is not the sample rate "
+                    f"{sample_rate}; expected offset_s = offset_sample / {sample_rate} (leave --sample-rate out, or give "
+                    "the rate the samples were counted at)"
                 )
         return rate
+    if events.height == 0:
+        return 1.0  # no event to time: every rate gives the same (empty) index
     if "sample_rate" in events.columns:
         rates = events["sample_rate"].drop_nulls().unique()
         if len(rates) != 1:
             raise UserError(f"events: the sample_rate column must hold one value, found {rates.to_list()[:5]}")
         return _rate_from_frame(events, rates[0])
     if {"onset_s", "offset_s"} <= set(events.columns):
-        # Recover the exact integer rate from rows that have both samples and seconds.
+        # Recover the exact integer rate from rows that have both samples and seconds; a row that
+        # disagrees with the others is named (a hand-edited row, rather than a wrong rate).
         samples = events["offset_sample"].cast(pl.Float64).to_numpy()
         seconds = events["offset_s"].cast(pl.Float64).to_numpy()
         usable = seconds > 0
-        if usable.any():
-            rate = float(np.round(np.median(samples[usable] / seconds[usable])))
-            if rate > 0 and np.allclose(samples / rate, seconds, rtol=0, atol=1e-6):
-                return rate
-        raise UserError(
-            "events: cannot infer the sample rate from onset_sample/offset_s (inconsistent); pass sample_rate"
-        )
+        if not usable.any():
+            raise UserError("events: cannot infer the sample rate, every offset_s is 0; pass sample_rate (--sample-rate)")
+        rate = float(np.round(np.median(samples[usable] / seconds[usable])))
+        if rate <= 0:
+            raise UserError(f"events: offset_sample / offset_s gives no positive sample rate ({rate:g}); pass sample_rate (--sample-rate)")
+        row = _rate_disagreement(samples, seconds, rate)
+        if row is not None:
+            raise UserError(
+                f"events row {row}: offset_sample {samples[row]:.0f} / offset_s {seconds[row]} disagrees with the "
+                f"sample rate {rate:g} Hz of the other rows; expected offset_s = offset_sample / {rate:g} (fix the row, "
+                "or pass sample_rate)"
+            )
+        return rate
     raise UserError("events: onset_sample/offset_sample need a sample rate: pass sample_rate (or --sample-rate)")
 
 
@@ -177,6 +194,53 @@ def _index_of(values: pl.Series, categories: list[str], what: str) -> np.ndarray
     return encoded.to_physical().cast(pl.UInt32).to_numpy()
 
 
+def _time_columns(events: pl.DataFrame) -> list[str]:
+    """The onset/offset columns the engine reads: samples where given, else seconds."""
+    _require_columns(events, ["clip_id", "label"], "events")
+    if {"onset_sample", "offset_sample"} <= set(events.columns):
+        return ["onset_sample", "offset_sample"]
+    if {"onset_s", "offset_s"} <= set(events.columns):
+        return ["onset_s", "offset_s"]
+    raise UserError(
+        "events: need onset_sample/offset_sample or onset_s/offset_s columns; "
+        f"found {', '.join(events.columns)}"
+    )
+
+
+def _check_order(events: pl.DataFrame, onset_c: str, offset_c: str) -> None:
+    backwards = (events[offset_c].cast(pl.Float64, strict=False) < events[onset_c].cast(pl.Float64, strict=False)).fill_null(False)
+    if backwards.any():
+        row = int(backwards.arg_true()[0])
+        raise UserError(
+            f"events row {row}: {offset_c} ({events[offset_c][row]}) is before {onset_c} ({events[onset_c][row]}); "
+            f"expected {offset_c} >= {onset_c}"
+        )
+
+
+def _ticks(events: pl.DataFrame, time_columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Onsets and offsets as the engine's integer ticks: samples, or seconds in whole microseconds."""
+    if time_columns[0] == "onset_sample":
+        try:
+            onset = events["onset_sample"].cast(pl.Int64).to_numpy()
+            offset = events["offset_sample"].cast(pl.Int64).to_numpy()
+        except pl.exceptions.InvalidOperationError as err:
+            raise UserError(f"events: onset_sample/offset_sample must be integers ({err})") from None
+        return onset, offset
+    onset_s = events["onset_s"].cast(pl.Float64).to_numpy()
+    offset_s = events["offset_s"].cast(pl.Float64).to_numpy()
+    bad = ~(np.isfinite(onset_s) & np.isfinite(offset_s))
+    if bad.any():
+        raise UserError(f"events row {int(np.argmax(bad))}: onset_s/offset_s must be finite numbers")
+    return np.rint(onset_s * MICROSECOND_RATE).astype(np.int64), np.rint(offset_s * MICROSECOND_RATE).astype(np.int64)
+
+
+def zero_length(events: pl.DataFrame) -> np.ndarray:
+    """Which event rows last no time as the engine reads them (onset = offset in its ticks): point
+    annotations, which contract §2 keeps as events of their label with duration 0."""
+    onset, offset = _ticks(events, _time_columns(events))
+    return onset == offset
+
+
 def prepare_events(
     events: pl.DataFrame,
     sample_rate: int | float | None = None,
@@ -190,47 +254,26 @@ def prepare_events(
     clips without events still count for queries made only of `not`; by default the clips are
     those in `events`, in order of first appearance.
     """
-    _require_columns(events, ["clip_id", "label"], "events")
-    if {"onset_sample", "offset_sample"} <= set(events.columns):
-        time_columns = ["onset_sample", "offset_sample"]
-    elif {"onset_s", "offset_s"} <= set(events.columns):
-        time_columns = ["onset_s", "offset_s"]
-    else:
-        raise UserError(
-            "events: need onset_sample/offset_sample or onset_s/offset_s columns; "
-            f"found {', '.join(events.columns)}"
-        )
+    time_columns = _time_columns(events)
     null = _first_null_row(events, ["clip_id", "label", *time_columns])
     if null is not None:
         raise UserError(f"events row {null[0]}: {null[1]} is missing")
 
     clip_col = events["clip_id"].cast(pl.String)
     label_col = events["label"].cast(pl.String)
-    if time_columns[0] == "onset_sample":
-        rate = _rate_from_frame(events, sample_rate)
-        try:
-            onset = events["onset_sample"].cast(pl.Int64).to_numpy()
-            offset = events["offset_sample"].cast(pl.Int64).to_numpy()
-        except pl.exceptions.InvalidOperationError as err:
-            raise UserError(f"events: onset_sample/offset_sample must be integers ({err})") from None
-    else:
-        rate = MICROSECOND_RATE
-        onset_s = events["onset_s"].cast(pl.Float64).to_numpy()
-        offset_s = events["offset_s"].cast(pl.Float64).to_numpy()
-        bad = ~(np.isfinite(onset_s) & np.isfinite(offset_s))
-        if bad.any():
-            raise UserError(f"events row {int(np.argmax(bad))}: onset_s/offset_s must be finite numbers")
-        onset = np.rint(onset_s * MICROSECOND_RATE).astype(np.int64)
-        offset = np.rint(offset_s * MICROSECOND_RATE).astype(np.int64)
-
-    backwards = offset < onset
-    if backwards.any():
-        row = int(np.argmax(backwards))
-        raise UserError(f"events row {row}: offset ({offset[row]}) is before onset ({onset[row]})")
+    # order before the rate: a reversed row would otherwise read as a sample rate that disagrees
+    for on_c, off_c in (("onset_sample", "offset_sample"), ("onset_s", "offset_s")):
+        if {on_c, off_c} <= set(events.columns):
+            _check_order(events, on_c, off_c)
+    onset, offset = _ticks(events, time_columns)
     negative = onset < 0
     if negative.any():
         row = int(np.argmax(negative))
-        raise UserError(f"events row {row}: onset ({onset[row]}) is negative; times count from the start of the clip")
+        raise UserError(
+            f"events row {row}: {time_columns[0]} ({events[time_columns[0]][row]}) is negative; "
+            "expected a time from the start of the clip (>= 0)"
+        )
+    rate = _rate_from_frame(events, sample_rate) if time_columns[0] == "onset_sample" else MICROSECOND_RATE
 
     if clip_ids is None:
         clips = clip_col.unique(maintain_order=True).to_list()

@@ -68,7 +68,8 @@ def read_events(path: str | os.PathLike[str]) -> pl.DataFrame:
 def read_strong_labels(path: str | os.PathLike[str]) -> tuple[pl.DataFrame, list[str]]:
     """A strong-label table as events (clip_id, label, onset_s, offset_s) plus every file it names,
     in order of first appearance. A row with a file name and empty onset, offset and label (as
-    DESED writes for a file without events) adds the file to the corpus and no event."""
+    DESED writes for a file without events) adds the file to the corpus and no event. A row with
+    onset = offset (a point annotation) is an event of its label lasting 0 s (contract §2)."""
     path = Path(path)
     return _read_strong_labels(path, "," if path.suffix == ".csv" else "\t")
 
@@ -76,6 +77,9 @@ def read_strong_labels(path: str | os.PathLike[str]) -> tuple[pl.DataFrame, list
 def _read_strong_labels(path: Path, separator: str) -> tuple[pl.DataFrame, list[str]]:
     try:
         raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char=None)
+    except pl.exceptions.NoDataError:
+        expected = " or ".join("(" + ", ".join(lay) + ")" for lay in _STRONG_LAYOUTS)
+        raise UserError(f"{path}: the file is empty; expected a header row {expected} and event rows") from None
     except Exception as err:
         raise UserError(f"{path}: cannot read as a {'tab' if separator == chr(9) else 'comma'}-separated table ({err})") from None
     columns = [c.strip() for c in raw.columns]
@@ -116,16 +120,8 @@ def _read_strong_labels(path: Path, separator: str) -> tuple[pl.DataFrame, list[
     if backwards.height:
         row = backwards.row(0, named=True)
         raise UserError(
-            f"{path}, line {row['line']}: {offset_c} ({row[offset_c]}) is before {onset_c} ({row[onset_c]})"
-        )
-    # A zero-length event is no sound at all, yet the engine counted it as present (its label
-    # satisfied "X is heard"): refuse it rather than annotate a sound nobody can hear.
-    empty_events = times.filter(pl.col("offset_s") == pl.col("onset_s"))
-    if empty_events.height:
-        row = empty_events.row(0, named=True)
-        raise UserError(
-            f"{path}, line {row['line']}: zero-length event ({onset_c} = {offset_c} = {row[onset_c]}); "
-            f"an event lasts a positive time (drop the row, or give the file a row without a label)"
+            f"{path}, line {row['line']}: {offset_c} ({row[offset_c]}) is before {onset_c} ({row[onset_c]}); "
+            f"expected {offset_c} >= {onset_c} (onset = offset is a point annotation, an event lasting 0 s)"
         )
     events = times.select(
         pl.col(clip_c).str.strip_chars().alias("clip_id"),

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError, require
-from reasonaudio.relevance.engine import EventArrays, LogicLike, RelevanceCSR, _query_columns, _rate_from_frame, prepare_events, relevance_csr
+from reasonaudio.relevance.engine import EventArrays, LogicLike, RelevanceCSR, _query_columns, _rate_from_frame, prepare_events, relevance_csr, zero_length
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class StreamStats:
     events: int
     max_batch_events: int
     clips_without_events: int = 0  # clips of the given clip list that no event names
+    zero_length: int = 0  # event rows with onset = offset (kept, or dropped when asked)
 
 
 def _event_files(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -68,13 +69,15 @@ def stream_relevance_csr(
     query_ids: Sequence[str] | None = None,
     threads: int = 0,
     batch_events: int = 1_000_000,
+    drop_zero_length: bool = False,
 ) -> tuple[RelevanceCSR, StreamStats]:
     """`relevance_csr` over a parquet events source read in batches of about `batch_events` rows:
     the same result, with the events held in memory bounded by one batch (plus the events of one
     clip carried across a batch boundary). Clips are independent, so a batch ends on a clip
     boundary; each clip's events must be contiguous in the source (as events.parquet and most
     strong-label exports are), which is checked. Clip ids and relevant pairs, the output, stay in
-    memory."""
+    memory. Events that last zero time are kept (contract §2), or left out with `drop_zero_length`
+    (their clips stay in the corpus); either way StreamStats.zero_length counts them."""
     require("pyarrow", "arrow", "reading an events dataset in batches")
     import pyarrow as pa
     import pyarrow.dataset as pads
@@ -115,7 +118,7 @@ def stream_relevance_csr(
     seen = np.zeros(corpus.height, bool) if corpus is not None else None
     q_parts: list[np.ndarray] = []
     c_parts: list[np.ndarray] = []
-    n_batches = n_events = max_held = 0
+    n_batches = n_events = max_held = n_zero = 0
     batch_rate: float | None = None
     row_base = 0
 
@@ -126,7 +129,7 @@ def stream_relevance_csr(
         )
 
     def run(frame: pl.DataFrame) -> None:
-        nonlocal n_batches, n_events, max_held, batch_rate, row_base, order
+        nonlocal n_batches, n_events, max_held, batch_rate, row_base, order, n_zero
         local = frame["clip_id"].cast(pl.String).unique(maintain_order=True)
         local_clips = local.to_list()
         if corpus is None:
@@ -153,7 +156,10 @@ def stream_relevance_csr(
                 raise UserError(f"{what}: sample rate {r} near row {row_base} differs from {batch_rate} before it")
             batch_rate = given = r
         try:
-            encoded = prepare_events(frame, given, local_clips)
+            zero = zero_length(frame)
+            n_zero += int(zero.sum())
+            events = frame.filter(pl.Series(~zero)) if drop_zero_length and zero.any() else frame
+            encoded = prepare_events(events, given, local_clips)
         except UserError as err:
             raise UserError(f"{what}, batch from row {row_base}: {err}") from None
         csr = relevance_csr(encoded, list(logic), query_ids=ids, threads=threads)
@@ -161,7 +167,7 @@ def stream_relevance_csr(
         q_parts.append(np.repeat(np.arange(len(ids), dtype=np.uint32), counts))
         c_parts.append(glob[csr.clip_indices.astype(np.int64)].astype(np.uint32))
         n_batches += 1
-        n_events += frame.height
+        n_events += len(encoded.clip)
         max_held = max(max_held, frame.height)
         row_base += frame.height
 
@@ -217,4 +223,4 @@ def stream_relevance_csr(
     indptr = np.concatenate([[0], np.cumsum(np.bincount(q, minlength=len(ids)))]).astype(np.uint64)
     clip_list = corpus["clip_id"].to_list() if corpus is not None else order.to_list()
     csr = RelevanceCSR(indptr=indptr, clip_indices=c[sort].astype(np.uint32), query_ids=ids, clip_ids=clip_list)
-    return csr, StreamStats(n_batches, n_events, max_held, int((~seen).sum()) if seen is not None else 0)
+    return csr, StreamStats(n_batches, n_events, max_held, int((~seen).sum()) if seen is not None else 0, n_zero)

@@ -620,6 +620,32 @@ mod tests {
     }
 
     #[test]
+    fn zero_length_events_follow_the_contract() {
+        // Spec §2: a point annotation (onset = offset) is in E_L, `before` orders it by its onset
+        // and offset, it overlaps nothing, and its duration is 0.
+        let rows = [
+            (0, A, 5, 5),
+            (0, B, 5, 5), // two points at the same instant
+            (0, C, 9, 12),
+            (1, A, 0, 10),
+            (1, B, 4, 4), // a point inside an event
+            (2, A, 10, 10),
+            (2, B, 10, 20), // a point where an event starts
+        ];
+        assert_eq!(run(&rows, 3, r#"{"all": [{"has": "b"}]}"#), vec![0, 1, 2]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"not": "b"}]}"#), Vec::<u32>::new());
+        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["a", "b"]}]}"#), vec![0, 2]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["b", "a"]}]}"#), vec![0]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"before": ["a", "c"]}]}"#), vec![0]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["a", "b"]}]}"#), Vec::<u32>::new());
+        assert_eq!(run(&rows, 3, r#"{"all": [{"overlap": ["b", "a"]}]}"#), Vec::<u32>::new());
+        assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "b", "max_s": 0.0}}]}"#), vec![0, 1]);
+        assert_eq!(run(&rows, 3, r#"{"all": [{"duration": {"label": "b", "min_s": 0.1}}]}"#), vec![2]);
+        // Both duration paths (the label scan and the per-clip check) read a point as 0 s.
+        assert_eq!(run(&rows, 3, r#"{"all": [{"has": "c"}, {"duration": {"label": "a", "max_s": 0.0}}]}"#), vec![0]);
+    }
+
+    #[test]
     fn repeated_labels() {
         let rows = [
             // Clip 0: a twice; the second a starts after b ends; the first ends before b starts.
