@@ -57,10 +57,12 @@ out = sys.argv[1]
 sr, n = 16000, 200_000
 atom = (0.3 * np.sin(np.arange(sr) * 0.05)).astype(np.float32)
 k = np.arange(n)
-args = (atom, np.array([0, sr], np.uint64), k.astype(np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.int64),
-        np.full(n, sr, np.int64), np.zeros(n, np.float32), np.full(n, 10 * sr, np.int64),
-        [os.path.join(out, f"{i}.flac") for i in range(n)], sr)
-call = lambda: _core.render_corpus(*args, format="flac16", threads=1)
+events = _core.EventTable(ev_clip=k.astype(np.uint32), ev_atom=np.zeros(n, np.uint32), ev_onset=np.zeros(n, np.int64),
+                          ev_length=np.full(n, sr, np.int64), ev_gain_db=np.zeros(n, np.float32),
+                          clip_length=np.full(n, 10 * sr, np.int64))
+corpus = _core.Corpus(_core.AudioBank(atom, np.array([0, sr], np.uint64)), events)
+paths = [os.path.join(out, f"{i}.flac") for i in range(n)]
+call = lambda: _core.render_corpus(corpus, paths, _core.Mixer(sr), format="flac16", threads=1)
 """,
 }
 

@@ -2,7 +2,7 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-use reasonaudio_core::annotate::{relevance_cancellable, AnnotateError, Events};
+use reasonaudio_core::annotate::{relevance_cancellable, AnnotateError, Events, Queries};
 use reasonaudio_core::cancel::Cancel;
 
 use crate::errors::{self, interruptible};
@@ -49,7 +49,8 @@ fn annotate_csr<'py>(
         offset: ev_offset.as_slice()?,
     };
     let rel = interruptible(py, |flag| {
-        relevance_cancellable(&events, n_clips, rate, &labels, &ids, &logic_json, threads, Cancel::new(flag))
+        let queries = Queries { ids: &ids, logic: &logic_json };
+        relevance_cancellable(&events, n_clips, rate, &labels, queries, threads, Cancel::new(flag))
     })?
     .map_err(annotate_error)?;
     Ok((rel.indptr.into_pyarray_bound(py), rel.clip_indices.into_pyarray_bound(py)))
