@@ -290,9 +290,12 @@ impl<'py> EventView<'py> {
     }
 }
 
+/// The beds' arrays borrowed for one call: the bank, then bed index, start and SNR per clip.
+type BedsView<'py> = (BankView<'py>, Ro<'py, i32>, Ro<'py, i64>, Ro<'py, f32>);
+
 /// A scene's arrays borrowed for one call.
 struct SceneView<'py> {
-    beds: Option<(BankView<'py>, Ro<'py, i32>, Ro<'py, i64>, Ro<'py, f32>)>,
+    beds: Option<BedsView<'py>>,
     rooms: Option<(BankView<'py>, Ro<'py, i32>)>,
     ev_speed: Option<Ro<'py, u32>>,
     ev_pitch_cents: Option<Ro<'py, i32>>,
