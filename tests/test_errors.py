@@ -44,10 +44,9 @@ def test_plan_errors() -> None:
 
 def _annotate(ev_clip, logic=LOGIC, labels=("a",)):
     n = len(ev_clip)
-    return _core.annotate_csr(
-        np.array(ev_clip, np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.int64), np.ones(n, np.int64),
-        1, 10.0, list(labels), [logic], ["q7"],
-    )
+    table = _core.EventLabels(clip=np.array(ev_clip, np.uint32), label=np.zeros(n, np.uint32), onset=np.zeros(n, np.int64),
+                              offset=np.ones(n, np.int64), n_clips=1, rate=10.0, labels=list(labels))
+    return _core.annotate_csr(table, [logic], ["q7"])
 
 
 def test_annotate_errors_by_kind() -> None:

@@ -49,7 +49,8 @@ onset = rng.integers(0, 1000, n_ev).astype(np.int64)
 offset = onset + 100
 labels = [f"l{i}" for i in range(n_labels)]
 q = json.dumps({"all": [{"before": ["l1", "l2"]}, {"not": "l3"}]})
-call = lambda: _core.annotate_csr(clip, label, onset, offset, n_clips, 10.0, labels, [q] * 200_000, None, 1)
+table = _core.EventLabels(clip=clip, label=label, onset=onset, offset=offset, n_clips=n_clips, rate=10.0, labels=labels)
+call = lambda: _core.annotate_csr(table, [q] * 200_000, None, 1)
 """,
     "render_corpus_flac": """
 import os

@@ -18,6 +18,7 @@ __all__ = [
     "AudioBank",
     "Beds",
     "Corpus",
+    "EventLabels",
     "EventTable",
     "Mixer",
     "Rooms",
@@ -170,22 +171,32 @@ def encode_audio(samples: _npt.NDArray[_np.float32], sample_rate: int, format: s
     """A whole audio file in memory ("wav16" | "wav_f32" | "flac16"): the bytes render_corpus writes."""
 # --- annotate ---
 
+@_typing.final
+class EventLabels:
+    """Labelled events: per event its clip, label (an index into `labels`), onset and offset in
+    ticks (`rate` ticks per second), over `n_clips` clips; column lengths checked when made."""
+
+    def __new__(
+        cls,
+        *,
+        clip: _npt.NDArray[_np.uint32],
+        label: _npt.NDArray[_np.uint32],
+        onset: _npt.NDArray[_np.int64],
+        offset: _npt.NDArray[_np.int64],
+        n_clips: int,
+        rate: float,
+        labels: list[str],
+    ) -> EventLabels: ...
+
 def annotate_csr(
-    ev_clip: _npt.NDArray[_np.uint32],
-    ev_label: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_offset: _npt.NDArray[_np.int64],
-    n_clips: int,
-    rate: float,
-    labels: list[str],
+    events: EventLabels,
     logic_json: list[str],
     query_ids: list[str] | None = None,
     threads: int = 0,
 ) -> tuple[_npt.NDArray[_np.uint64], _npt.NDArray[_np.uint32]]:
     """Relevant (query, clip) pairs as CSR: query q's clips are clip_indices[indptr[q]:indptr[q+1]],
-    ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
-    Raises LogicError naming the query and constraint (malformed logic), EventError naming the event
-    row (bad events)."""
+    ascending. Raises LogicError naming the query and constraint (malformed logic), EventError naming
+    the event row (bad events)."""
 # --- rank ---
 # The canonical score of reasonaudio.retrieval.index: float64 unit vectors (norms from unit_norms),
 # products summed in dimension order with separate IEEE multiplies and adds. Rows are C-contiguous
