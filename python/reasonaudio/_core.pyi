@@ -23,6 +23,7 @@ __all__ = [
     "Mixer",
     "Rooms",
     "Scene",
+    "UnitRows",
     "PITCH_MAX_CENTS",
     "SNR_HEADROOM_DB",
     "SPEED_DEN",
@@ -208,11 +209,17 @@ def unit_norms(x: _npt.NDArray[_np.float32]) -> _npt.NDArray[_np.float64]:
 def unit_rows_f32(x: _npt.NDArray[_np.float32], norms: _npt.NDArray[_np.float64]) -> _npt.NDArray[_np.float32]:
     """The canonical unit rows rounded once to float32 (zero rows stay zero)."""
 
+@_typing.final
+class UnitRows:
+    """Float32 rows [n, d] (C-contiguous) with their canonical norms (unit_norms): a ranking's
+    queries or clips, checked when made."""
+
+    def __new__(cls, rows: _npt.NDArray[_np.float32], norms: _npt.NDArray[_np.float64]) -> UnitRows: ...
+    def __len__(self) -> int: ...
+
 def canonical_pair_scores(
-    queries: _npt.NDArray[_np.float32],
-    query_norms: _npt.NDArray[_np.float64],
-    clips: _npt.NDArray[_np.float32],
-    clip_norms: _npt.NDArray[_np.float64],
+    queries: UnitRows,
+    clips: UnitRows,
     query_rows: _npt.NDArray[_np.int64],
     clip_rows: _npt.NDArray[_np.int64],
     threads: int = 0,
@@ -220,10 +227,8 @@ def canonical_pair_scores(
     """Canonical scores of the pairs (query_rows[i], clip_rows[i])."""
 
 def canonical_rank(
-    queries: _npt.NDArray[_np.float32],
-    query_norms: _npt.NDArray[_np.float64],
-    clips: _npt.NDArray[_np.float32],
-    clip_norms: _npt.NDArray[_np.float64],
+    queries: UnitRows,
+    clips: UnitRows,
     k: int,
     target_scores: _npt.NDArray[_np.float64] | None = None,
     target_clips: _npt.NDArray[_np.int64] | None = None,
