@@ -90,9 +90,9 @@ def synthetic_queries(ev: dict[str, np.ndarray], n_clips: int, n_queries: int, s
 
 def rust_engine(ev: dict[str, np.ndarray], n_clips: int, logic: list[str], threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
     labels = [f"l{i}" for i in range(N_LABELS)]
-    return _core.annotate_csr(
-        ev["clip"], ev["label"], ev["onset"], ev["offset"], n_clips, float(SAMPLE_RATE), labels, logic, None, threads
-    )
+    table = _core.EventLabels(clip=ev["clip"], label=ev["label"], onset=ev["onset"], offset=ev["offset"], n_clips=n_clips,
+                              rate=float(SAMPLE_RATE), labels=labels)
+    return _core.annotate_csr(table, logic, None, threads)
 
 
 reference_holds = holds  # the contract's reference reading (reasonaudio.contract.reference)

@@ -255,12 +255,21 @@ def main() -> None:
         paths = {name: [str(d / f"clip{i:06d}.wav") for i in range(args.clips)] for name, d in dirs.items()}
         spec = scaper_setup(root / "scaper", audio, offsets, plan, n_sc) if args.scaper_python else None
 
+        bank = _core.AudioBank(audio, offsets)
+        mixer = _core.Mixer(SR, fade_ms=FADE_MS, crossfade_ms=CROSSFADE_MS, ceiling=CEILING)
+
+        def corpus(p: dict[str, np.ndarray]) -> _core.Corpus:
+            cols = {k: v for k, v in p.items() if k != "clip_lengths"}
+            return _core.Corpus(bank, _core.EventTable(**cols, clip_length=p["clip_lengths"]))
+
+        def one_clip(ev: dict[str, np.ndarray]) -> _core.Corpus:
+            return _core.Corpus(bank, _core.EventTable(**ev, clip_length=np.array([clip_len], np.int64)))
+
         def rust(threads: int, name: str) -> None:
-            _core.render_corpus(audio, offsets, **plan, paths=paths[name], sample_rate=SR, format="wav16",
-                                fade_ms=FADE_MS, crossfade_ms=CROSSFADE_MS, ceiling=CEILING, threads=threads)
+            _core.render_corpus(corpus(plan), paths[name], mixer, format="wav16", threads=threads)
 
         # Warm the allocator and file system on two clips so the first timed run is not penalised.
-        _core.render_corpus(audio, offsets, **head(plan, 2), paths=paths["rust1"][:2], sample_rate=SR)
+        _core.render_corpus(corpus(head(plan, 2)), paths["rust1"][:2], _core.Mixer(SR))
         file_bytes = os.path.getsize(paths["rust1"][0])
         np_plan = head(plan, n_np)
         bounds = np.searchsorted(plan["ev_clip"], np.arange(args.clips + 1))
@@ -271,8 +280,7 @@ def main() -> None:
         def mix_only() -> None:
             rendered.clear()
             for ev in clip_events:
-                rendered.append(_core.render_clip(audio, offsets, **ev, clip_length=clip_len, sample_rate=SR,
-                                                  fade_ms=FADE_MS, crossfade_ms=CROSSFADE_MS, ceiling=CEILING))
+                rendered.append(_core.render_clip(one_clip(ev), mixer)["audio"])
 
         def encode_only() -> None:
             for x in rendered:
@@ -305,8 +313,8 @@ def main() -> None:
                         for a, b in zip(paths["rust1"], paths["rust2"]))
         # The baseline must compute the same mix, or the comparison means nothing.
         s = plan["ev_clip"] == 0
-        ref = _core.render_clip(audio, offsets, plan["ev_atom"][s], plan["ev_onset"][s], plan["ev_length"][s],
-                                plan["ev_gain_db"][s], clip_len, SR)
+        ref = _core.render_clip(one_clip({k: plan[k][s] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db")}),
+                                _core.Mixer(SR))["audio"]
         alt = np_render_clip(audio, offsets, plan["ev_atom"][s], plan["ev_onset"][s], plan["ev_length"][s],
                              plan["ev_gain_db"][s], clip_len)
         max_diff = float(np.abs(ref - alt).max())

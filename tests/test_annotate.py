@@ -271,9 +271,9 @@ def test_bad_events_and_queries() -> None:
         annotate(events, pl.concat([q, q]), sample_rate=10)
     # The binding itself reports event rows for callers who skip the Python layer.
     with pytest.raises(ValueError, match="event 0: clip index 5 is out of range"):
-        _core.annotate_csr(
-            np.array([5], np.uint32), np.array([0], np.uint32), np.array([0]), np.array([1]), 1, 10.0, ["a"], ['{"all": [{"has": "a"}]}']
-        )
+        table = _core.EventLabels(clip=np.array([5], np.uint32), label=np.array([0], np.uint32), onset=np.array([0], np.int64),
+                                  offset=np.array([1], np.int64), n_clips=1, rate=10.0, labels=["a"])
+        _core.annotate_csr(table, ['{"all": [{"has": "a"}]}'])
 
 
 def test_empty_events_with_corpus_list() -> None:

@@ -68,9 +68,14 @@ def test_a_bed_sits_at_the_drawn_snr_under_the_tightest_event():
     cfg = _cfg(bed_probability=1.0, room_probability=0.0, pitch_probability=0.0, bed_snr_db=(10.0, 10.0))
     bank = SceneBank(SR, cfg)
     cols = src.plans(1, 2**40 + 9)
-    out = _core.render_clip_scene(src.audio, src.offsets, cols["ev_atom"].astype(np.uint32), cols["ev_onset"].astype(np.int64),
-                                  cols["ev_length"].astype(np.int64), cols["ev_gain_db"].astype(np.float32), int(cols["clip_length"][0]),
-                                  SR, bed=bank.beds[0], bed_start=0, snr_db=10.0)
+    events = _core.EventTable(ev_atom=cols["ev_atom"].astype(np.uint32), ev_onset=cols["ev_onset"].astype(np.int64),
+                              ev_length=cols["ev_length"].astype(np.int64), ev_gain_db=cols["ev_gain_db"].astype(np.float32),
+                              clip_length=cols["clip_length"][:1].astype(np.int64))
+    bed = bank.beds[0]
+    beds = _core.Beds(_core.AudioBank(bed, np.array([0, bed.size], np.uint64)), clip_bed=np.zeros(1, np.int32),
+                      clip_bed_start=np.zeros(1, np.int64), clip_snr_db=np.full(1, 10.0, np.float32))
+    corpus = _core.Corpus(_core.AudioBank(src.audio, src.offsets), events, _core.Scene(beds=beds))
+    out = _core.render_clip(corpus, _core.Mixer(SR))
     assert abs(float(np.min(out["ev_snr_db"])) - 10.0) < 0.05  # what the bank's render asks the core for
 
 

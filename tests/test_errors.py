@@ -44,10 +44,9 @@ def test_plan_errors() -> None:
 
 def _annotate(ev_clip, logic=LOGIC, labels=("a",)):
     n = len(ev_clip)
-    return _core.annotate_csr(
-        np.array(ev_clip, np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.int64), np.ones(n, np.int64),
-        1, 10.0, list(labels), [logic], ["q7"],
-    )
+    table = _core.EventLabels(clip=np.array(ev_clip, np.uint32), label=np.zeros(n, np.uint32), onset=np.zeros(n, np.int64),
+                              offset=np.ones(n, np.int64), n_clips=1, rate=10.0, labels=list(labels))
+    return _core.annotate_csr(table, [logic], ["q7"])
 
 
 def test_annotate_errors_by_kind() -> None:
@@ -77,7 +76,9 @@ def _render(paths, **over):
         ev_length=np.full(2, 800, np.int64), ev_gain_db=np.zeros(2, np.float32), clip_lengths=np.full(2, 1600, np.int64),
     )
     cols.update(over)
-    return _core.render_corpus(audio, offsets, paths=[str(p) for p in paths], sample_rate=8000, **cols)
+    lengths = cols.pop("clip_lengths")
+    corpus = _core.Corpus(_core.AudioBank(audio, offsets), _core.EventTable(clip_length=lengths, **cols))
+    return _core.render_corpus(corpus, [str(p) for p in paths], _core.Mixer(8000))
 
 
 def test_mix_errors_by_kind(tmp_path: Path) -> None:
@@ -99,8 +100,8 @@ def test_mix_errors_by_kind(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["a.wav", "b.wav"]
     with pytest.raises(errors.MixError, match="event columns have different lengths"):
         audio, offsets = _bank()
-        _core.render_clip(audio, offsets, np.zeros(2, np.uint32), np.zeros(1, np.int64), np.zeros(2, np.int64),
-                          np.zeros(2, np.float32), 100, 8000)
+        _core.EventTable(ev_atom=np.zeros(2, np.uint32), ev_onset=np.zeros(1, np.int64), ev_length=np.zeros(2, np.int64),
+                         ev_gain_db=np.zeros(2, np.float32), clip_length=np.array([100], np.int64))
 
 
 def test_resample_and_atom_errors() -> None:

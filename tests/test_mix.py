@@ -1,4 +1,4 @@
-"""The Rust mixer and writers through the `_core` binding (render_clip / render_corpus)."""
+"""The Rust mixer and writers through the `_core` binding (render_clip / render_corpus over a Corpus)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,20 @@ import soundfile as sf
 from reasonaudio import _core
 
 SR = 16000
+
+
+def core_render_corpus(audio, offsets, *, paths, sample_rate, clip_lengths, format="wav16", threads=0, ceiling=0.98, **ev):
+    """`_core.render_corpus` of a clean corpus given as columns (the value objects made here)."""
+    corpus = _core.Corpus(_core.AudioBank(audio, offsets), _core.EventTable(clip_length=clip_lengths, **ev))
+    return _core.render_corpus(corpus, paths, _core.Mixer(sample_rate, ceiling=ceiling), format=format, threads=threads)
+
+
+def core_render_clip(audio, offsets, ev_atom, ev_onset, ev_length, ev_gain_db, clip_length, sample_rate, **mix):
+    """One clean clip's limited audio through `_core.render_clip`."""
+    events = _core.EventTable(ev_atom=ev_atom, ev_onset=ev_onset, ev_length=ev_length, ev_gain_db=ev_gain_db,
+                              clip_length=np.array([clip_length], np.int64))
+    corpus = _core.Corpus(_core.AudioBank(audio, offsets), events)
+    return _core.render_clip(corpus, _core.Mixer(sample_rate, **mix))["audio"]
 
 
 def bank() -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +64,7 @@ def render_all(tmp: Path, fmt: str, threads: int, p: dict[str, np.ndarray]) -> t
     ext = "flac" if fmt == "flac16" else "wav"
     tmp.mkdir(parents=True, exist_ok=True)
     paths = [tmp / f"clip{i:03d}.{ext}" for i in range(len(p["clip_lengths"]))]
-    stats = _core.render_corpus(audio, offsets, **p, paths=[str(x) for x in paths], sample_rate=SR,
+    stats = core_render_corpus(audio, offsets, **p, paths=[str(x) for x in paths], sample_rate=SR,
                                 format=fmt, threads=threads)
     return stats, paths
 
@@ -69,7 +83,7 @@ def clip_events(p: dict[str, np.ndarray], clip: int) -> dict[str, np.ndarray]:
 def test_impulse_lands_on_its_onset_sample() -> None:
     audio = np.array([1, 0, 0, 0, 0.5, 0, 0, 0], np.float32)
     offsets = np.array([0, 4, 8], np.uint64)
-    out = _core.render_clip(audio, offsets, np.array([0, 1], np.uint32), np.array([5, 77], np.int64),
+    out = core_render_clip(audio, offsets, np.array([0, 1], np.uint32), np.array([5, 77], np.int64),
                             np.array([4, 4], np.int64), np.array([0, 0], np.float32), 100, SR,
                             fade_ms=0.0, ceiling=1.0)
     assert out.dtype == np.float32 and out.shape == (100,)
@@ -80,7 +94,7 @@ def test_impulse_lands_on_its_onset_sample() -> None:
 def test_render_clip_is_bounded_and_silent_outside_events() -> None:
     audio, offsets = bank()
     n = 4
-    out = _core.render_clip(audio, offsets, np.zeros(n, np.uint32), np.arange(n, dtype=np.int64) * 10 + 1000,
+    out = core_render_clip(audio, offsets, np.zeros(n, np.uint32), np.arange(n, dtype=np.int64) * 10 + 1000,
                             np.full(n, 30000, np.int64), np.full(n, 12.0, np.float32), 40000, SR)
     assert np.isfinite(out).all()
     assert np.abs(out).max() <= 0.98 + 1e-6
@@ -97,7 +111,7 @@ def test_corpus_reads_back_and_matches_render_clip(tmp_path: Path, fmt: str) -> 
     for clip, path in enumerate(paths):
         info = sf.info(str(path))
         assert (info.samplerate, info.channels, info.frames) == (SR, 1, 10 * SR)
-        want = _core.render_clip(audio, offsets, **clip_events(p, clip), clip_length=10 * SR, sample_rate=SR)
+        want = core_render_clip(audio, offsets, **clip_events(p, clip), clip_length=10 * SR, sample_rate=SR)
         if fmt == "wav_f32":
             got = sf.read(str(path), dtype="float32")[0]
             np.testing.assert_array_equal(got, want)
@@ -133,7 +147,7 @@ def test_bad_inputs_raise_clear_errors(tmp_path: Path) -> None:
 
     def call(**over):
         args = {**plan(), "paths": paths, "sample_rate": SR, **over}
-        return _core.render_corpus(audio, offsets, **args)
+        return core_render_corpus(audio, offsets, **args)
 
     p = plan()
     with pytest.raises(ValueError, match="different lengths"):

@@ -114,7 +114,7 @@ def test_block_edges_and_threads_do_not_change_a_bit() -> None:
     qn, cn = _core.unit_norms(q), _core.unit_norms(c)
     for threads in (1, 0):
         for k in (1, 100, 1024, 2100):
-            s, ids, _ = _core.canonical_rank(q, qn, c, cn, k, threads=threads)
+            s, ids, _ = _core.canonical_rank(_core.UnitRows(q, qn), _core.UnitRows(c, cn), k, threads=threads)
             np.testing.assert_array_equal(ids, ref_order[:, :k])
             np.testing.assert_array_equal(bits(s), bits(np.take_along_axis(ref_scores, ref_order[:, :k], axis=1)))
 

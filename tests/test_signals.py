@@ -49,7 +49,8 @@ onset = rng.integers(0, 1000, n_ev).astype(np.int64)
 offset = onset + 100
 labels = [f"l{i}" for i in range(n_labels)]
 q = json.dumps({"all": [{"before": ["l1", "l2"]}, {"not": "l3"}]})
-call = lambda: _core.annotate_csr(clip, label, onset, offset, n_clips, 10.0, labels, [q] * 200_000, None, 1)
+table = _core.EventLabels(clip=clip, label=label, onset=onset, offset=offset, n_clips=n_clips, rate=10.0, labels=labels)
+call = lambda: _core.annotate_csr(table, [q] * 200_000, None, 1)
 """,
     "render_corpus_flac": """
 import os
@@ -57,10 +58,12 @@ out = sys.argv[1]
 sr, n = 16000, 200_000
 atom = (0.3 * np.sin(np.arange(sr) * 0.05)).astype(np.float32)
 k = np.arange(n)
-args = (atom, np.array([0, sr], np.uint64), k.astype(np.uint32), np.zeros(n, np.uint32), np.zeros(n, np.int64),
-        np.full(n, sr, np.int64), np.zeros(n, np.float32), np.full(n, 10 * sr, np.int64),
-        [os.path.join(out, f"{i}.flac") for i in range(n)], sr)
-call = lambda: _core.render_corpus(*args, format="flac16", threads=1)
+events = _core.EventTable(ev_clip=k.astype(np.uint32), ev_atom=np.zeros(n, np.uint32), ev_onset=np.zeros(n, np.int64),
+                          ev_length=np.full(n, sr, np.int64), ev_gain_db=np.zeros(n, np.float32),
+                          clip_length=np.full(n, 10 * sr, np.int64))
+corpus = _core.Corpus(_core.AudioBank(atom, np.array([0, sr], np.uint64)), events)
+paths = [os.path.join(out, f"{i}.flac") for i in range(n)]
+call = lambda: _core.render_corpus(corpus, paths, _core.Mixer(sr), format="flac16", threads=1)
 """,
 }
 

@@ -4,9 +4,10 @@ Checked against the built module by `python -m mypy.stubtest reasonaudio._core` 
 classes of `reasonaudio.errors`, by kind (each also the builtin named in brackets): PlanError,
 LogicError/EventError/AnnotateError, MixError [ValueError], ColumnTypeError [TypeError],
 AudioWriteError [OSError], ResampleError, AtomError [ValueError]. Ctrl-C during procedural_atoms,
-plan_corpus, annotate_csr render_corpus or canonical_rank stops the call and raises KeyboardInterrupt.
+plan_corpus, annotate_csr, render_corpus or canonical_rank stops the call and raises KeyboardInterrupt.
 """
 
+import typing as _typing
 from os import PathLike as _PathLike
 
 import numpy as _np
@@ -14,6 +15,15 @@ import numpy.typing as _npt
 
 __version__: str
 __all__ = [
+    "AudioBank",
+    "Beds",
+    "Corpus",
+    "EventLabels",
+    "EventTable",
+    "Mixer",
+    "Rooms",
+    "Scene",
+    "UnitRows",
     "PITCH_MAX_CENTS",
     "SNR_HEADROOM_DB",
     "SPEED_DEN",
@@ -28,16 +38,13 @@ __all__ = [
     "convolve",
     "encode_audio",
     "finish_atom",
-    "mix_clip",
     "plan_clip",
     "plan_corpus",
     "plan_params_check",
     "plan_params_default",
     "procedural_atoms",
     "render_clip",
-    "render_clip_scene",
     "render_corpus",
-    "render_corpus_scene",
     "resample",
     "unit_norms",
     "unit_rows_f32",
@@ -52,88 +59,145 @@ __all__ = [
     "varispeed",
 ]
 
-# --- mix ---------------------------------------------------------------------------------------
-# Columns are borrowed without copies and must have exactly these dtypes (ColumnTypeError otherwise);
-# plan problems (lengths, order, atom index, event outside its clip, options) raise MixError
-# naming the clip/row; encoding and file-system failures raise AudioWriteError.
+# --- render ------------------------------------------------------------------------------------
+# Value objects are built once and checked when made: columns must be contiguous 1-D arrays of
+# exactly these dtypes (ColumnTypeError otherwise) and agree with each other (MixError naming the
+# column, row or clip). Arrays are kept without copies; a render borrows them read-only and checks
+# every event and every clip's scene again (MixError naming the clip/row); encoding and file-system
+# failures raise AudioWriteError.
+
+@_typing.final
+class AudioBank:
+    """Flat float32 audio of n sources (atoms, beds or rooms) and offsets[n + 1]."""
+
+    def __new__(cls, audio: _npt.NDArray[_np.float32], offsets: _npt.NDArray[_np.uint64]) -> AudioBank: ...
+    def __len__(self) -> int: ...
+
+@_typing.final
+class EventTable:
+    """A plan's events, sorted by clip (then onset), and every clip's length in samples."""
+
+    def __new__(
+        cls,
+        *,
+        ev_atom: _npt.NDArray[_np.uint32],
+        ev_onset: _npt.NDArray[_np.int64],
+        ev_length: _npt.NDArray[_np.int64],
+        ev_gain_db: _npt.NDArray[_np.float32],
+        clip_length: _npt.NDArray[_np.int64],
+        ev_clip: _npt.NDArray[_np.uint32] | None = None,
+    ) -> EventTable:
+        """ev_clip=None: every event belongs to clip 0 (one clip)."""
+    @property
+    def n_clips(self) -> int: ...
+    @property
+    def n_events(self) -> int: ...
+
+@_typing.final
+class Beds:
+    """Bed sources (unit level) and per clip: bed index (-1: none), start sample in the bed's loop,
+    target SNR in dB."""
+
+    def __new__(
+        cls,
+        bank: AudioBank,
+        *,
+        clip_bed: _npt.NDArray[_np.int32],
+        clip_bed_start: _npt.NDArray[_np.int64],
+        clip_snr_db: _npt.NDArray[_np.float32],
+    ) -> Beds: ...
+
+@_typing.final
+class Rooms:
+    """Prepared responses (room_prepare) and per clip the room index (-1: dry)."""
+
+    def __new__(cls, bank: AudioBank, *, clip_room: _npt.NDArray[_np.int32]) -> Rooms: ...
+
+@_typing.final
+class Scene:
+    """Beds, rooms and per-event speed (over SPEED_DEN), pitch shift (cents) and stretch (over
+    STRETCH_DEN, applied after the varispeed); an absent part, or an empty column, is "none"."""
+
+    def __new__(
+        cls,
+        *,
+        beds: Beds | None = None,
+        rooms: Rooms | None = None,
+        ev_speed: _npt.NDArray[_np.uint32] | None = None,
+        ev_pitch_cents: _npt.NDArray[_np.int32] | None = None,
+        ev_stretch: _npt.NDArray[_np.uint32] | None = None,
+    ) -> Scene: ...
+
+@_typing.final
+class Corpus:
+    """Atoms, events and a scene (None: the clean mixer; a clip without bed, room or speed change
+    renders the clean mixer's bytes)."""
+
+    def __new__(cls, atoms: AudioBank, events: EventTable, scene: Scene | None = None) -> Corpus: ...
+    @property
+    def n_clips(self) -> int: ...
+
+@_typing.final
+class Mixer:
+    """Sample rate, fade at each event's edges, crossfade at a loop's seam, the limiter's ceiling."""
+
+    def __new__(cls, sample_rate: int, *, fade_ms: float = 5.0, crossfade_ms: float = 50.0, ceiling: float = 0.98) -> Mixer: ...
+    @property
+    def sample_rate(self) -> int: ...
 
 def render_corpus(
-    atom_audio: _npt.NDArray[_np.float32],
-    atom_offsets: _npt.NDArray[_np.uint64],
-    ev_clip: _npt.NDArray[_np.uint32],
-    ev_atom: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_length: _npt.NDArray[_np.int64],
-    ev_gain_db: _npt.NDArray[_np.float32],
-    clip_lengths: _npt.NDArray[_np.int64],
+    corpus: Corpus,
     paths: list[str | _PathLike[str]],
-    sample_rate: int,
+    mixer: Mixer,
+    *,
     format: str = "wav16",
-    fade_ms: float = 5.0,
-    crossfade_ms: float = 50.0,
-    ceiling: float = 0.98,
     threads: int = 0,
     sha256: bool = False,
     atomic: bool = True,
 ) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
-    """Render every clip (events sorted by clip, then onset) and write paths[i] (via paths[i].tmp;
-    atomic=False: straight to paths[i], for a staged output directory renamed into place whole).
+    """Render every clip and write paths[i] (via paths[i].tmp; atomic=False: straight to paths[i],
+    for a staged output directory renamed into place whole).
 
-    format: "wav16" | "wav_f32" | "flac16". threads=0: all cores. Returns {"peak": peak before
-    limiting, "gain": limiter factor} per clip, and with sha256=True "sha256": the hex sha256 of
-    every file's bytes (hashed in memory before the write, in the render threads). Output bytes do
-    not depend on threads."""
+    format: "wav16" | "wav_f32" | "flac16". threads=0: all cores. Returns {"peak" (before the
+    limiter), "gain" (the limiter's), "bed_gain"} per clip and {"ev_snr_db"} per event (+inf
+    without a bed), and with sha256=True "sha256": the hex sha256 of every file's bytes (hashed in
+    memory before the write, in the render threads). Output bytes do not depend on threads."""
 
-def render_clip(
-    atom_audio: _npt.NDArray[_np.float32],
-    atom_offsets: _npt.NDArray[_np.uint64],
-    ev_atom: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_length: _npt.NDArray[_np.int64],
-    ev_gain_db: _npt.NDArray[_np.float32],
-    clip_length: int,
-    sample_rate: int,
-    fade_ms: float = 5.0,
-    crossfade_ms: float = 50.0,
-    ceiling: float = 0.98,
-) -> _npt.NDArray[_np.float32]:
-    """Render one clip (clip_length samples, limited into [-ceiling, ceiling])."""
-
-def mix_clip(
-    atom_audio: _npt.NDArray[_np.float32],
-    atom_offsets: _npt.NDArray[_np.uint64],
-    ev_atom: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_length: _npt.NDArray[_np.int64],
-    ev_gain_db: _npt.NDArray[_np.float32],
-    clip_length: int,
-    sample_rate: int,
-    fade_ms: float = 5.0,
-    crossfade_ms: float = 50.0,
-    ceiling: float = 0.98,
-) -> tuple[_npt.NDArray[_np.float32], float, float]:
-    """`render_clip`, also returning the peak before the limiter and the limiter's gain."""
+def render_clip(corpus: Corpus, mixer: Mixer, clip: int = 0, *, stems: bool = False) -> dict[str, _typing.Any]:
+    """Clip `clip`: {"audio" (limited), "peak", "gain", "bed_gain", "ev_snr_db"}, and with stems=True
+    "events" (n_events x clip length, each event's own wet signal before the limiter) and "bed" (at
+    its gain, before the limiter)."""
 
 def encode_audio(samples: _npt.NDArray[_np.float32], sample_rate: int, format: str = "wav16") -> bytes:
     """A whole audio file in memory ("wav16" | "wav_f32" | "flac16"): the bytes render_corpus writes."""
 # --- annotate ---
 
+@_typing.final
+class EventLabels:
+    """Labelled events: per event its clip, label (an index into `labels`), onset and offset in
+    ticks (`rate` ticks per second), over `n_clips` clips; column lengths checked when made."""
+
+    def __new__(
+        cls,
+        *,
+        clip: _npt.NDArray[_np.uint32],
+        label: _npt.NDArray[_np.uint32],
+        onset: _npt.NDArray[_np.int64],
+        offset: _npt.NDArray[_np.int64],
+        n_clips: int,
+        rate: float,
+        labels: list[str],
+    ) -> EventLabels: ...
+
 def annotate_csr(
-    ev_clip: _npt.NDArray[_np.uint32],
-    ev_label: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_offset: _npt.NDArray[_np.int64],
-    n_clips: int,
-    rate: float,
-    labels: list[str],
+    events: EventLabels,
     logic_json: list[str],
     query_ids: list[str] | None = None,
     threads: int = 0,
 ) -> tuple[_npt.NDArray[_np.uint64], _npt.NDArray[_np.uint32]]:
     """Relevant (query, clip) pairs as CSR: query q's clips are clip_indices[indptr[q]:indptr[q+1]],
-    ascending. ev_label[i] indexes `labels`; onsets/offsets are ticks, `rate` ticks per second.
-    Raises LogicError naming the query and constraint (malformed logic), EventError naming the event
-    row (bad events)."""
+    ascending. Raises LogicError naming the query and constraint (malformed logic), EventError naming
+    the event row (bad events)."""
 # --- rank ---
 # The canonical score of reasonaudio.retrieval.index: float64 unit vectors (norms from unit_norms),
 # products summed in dimension order with separate IEEE multiplies and adds. Rows are C-contiguous
@@ -145,11 +209,17 @@ def unit_norms(x: _npt.NDArray[_np.float32]) -> _npt.NDArray[_np.float64]:
 def unit_rows_f32(x: _npt.NDArray[_np.float32], norms: _npt.NDArray[_np.float64]) -> _npt.NDArray[_np.float32]:
     """The canonical unit rows rounded once to float32 (zero rows stay zero)."""
 
+@_typing.final
+class UnitRows:
+    """Float32 rows [n, d] (C-contiguous) with their canonical norms (unit_norms): a ranking's
+    queries or clips, checked when made."""
+
+    def __new__(cls, rows: _npt.NDArray[_np.float32], norms: _npt.NDArray[_np.float64]) -> UnitRows: ...
+    def __len__(self) -> int: ...
+
 def canonical_pair_scores(
-    queries: _npt.NDArray[_np.float32],
-    query_norms: _npt.NDArray[_np.float64],
-    clips: _npt.NDArray[_np.float32],
-    clip_norms: _npt.NDArray[_np.float64],
+    queries: UnitRows,
+    clips: UnitRows,
     query_rows: _npt.NDArray[_np.int64],
     clip_rows: _npt.NDArray[_np.int64],
     threads: int = 0,
@@ -157,10 +227,8 @@ def canonical_pair_scores(
     """Canonical scores of the pairs (query_rows[i], clip_rows[i])."""
 
 def canonical_rank(
-    queries: _npt.NDArray[_np.float32],
-    query_norms: _npt.NDArray[_np.float64],
-    clips: _npt.NDArray[_np.float32],
-    clip_norms: _npt.NDArray[_np.float64],
+    queries: UnitRows,
+    clips: UnitRows,
     k: int,
     target_scores: _npt.NDArray[_np.float64] | None = None,
     target_clips: _npt.NDArray[_np.int64] | None = None,
@@ -267,63 +335,3 @@ def shift_stretch(x: _npt.NDArray[_np.float32], cents: int, stretch: int, sample
 
 def stretch_len(n: int, stretch: int) -> int:
     """round(n * stretch / STRETCH_DEN), ties to even: the length of n samples stretched."""
-
-def render_corpus_scene(
-    atom_audio: _npt.NDArray[_np.float32],
-    atom_offsets: _npt.NDArray[_np.uint64],
-    ev_clip: _npt.NDArray[_np.uint32],
-    ev_atom: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_length: _npt.NDArray[_np.int64],
-    ev_gain_db: _npt.NDArray[_np.float32],
-    clip_lengths: _npt.NDArray[_np.int64],
-    paths: list[str | _PathLike[str]],
-    sample_rate: int,
-    bed_audio: _npt.NDArray[_np.float32],
-    bed_offsets: _npt.NDArray[_np.uint64],
-    clip_bed: _npt.NDArray[_np.int32],
-    clip_bed_start: _npt.NDArray[_np.int64],
-    clip_snr_db: _npt.NDArray[_np.float32],
-    room_audio: _npt.NDArray[_np.float32],
-    room_offsets: _npt.NDArray[_np.uint64],
-    clip_room: _npt.NDArray[_np.int32],
-    ev_speed: _npt.NDArray[_np.uint32],
-    format: str = "wav16",
-    fade_ms: float = 5.0,
-    crossfade_ms: float = 50.0,
-    ceiling: float = 0.98,
-    threads: int = 0,
-    sha256: bool = False,
-    ev_pitch_cents: _npt.NDArray[_np.int32] | None = None,
-    ev_stretch: _npt.NDArray[_np.uint32] | None = None,
-    atomic: bool = True,
-) -> dict[str, _npt.NDArray[_np.float32] | list[str]]:
-    """render_corpus in a scene. clip_bed / clip_room: -1 for none; ev_speed: empty for unchanged;
-    ev_pitch_cents / ev_stretch: None for unchanged (applied after the varispeed).
-    Returns {"peak", "gain", "bed_gain"} per clip and {"ev_snr_db"} per event (+inf without a bed),
-    and with sha256=True "sha256": every file's hex sha256.
-    A clip without bed, room or speed change gets render_corpus's bytes."""
-
-def render_clip_scene(
-    atom_audio: _npt.NDArray[_np.float32],
-    atom_offsets: _npt.NDArray[_np.uint64],
-    ev_atom: _npt.NDArray[_np.uint32],
-    ev_onset: _npt.NDArray[_np.int64],
-    ev_length: _npt.NDArray[_np.int64],
-    ev_gain_db: _npt.NDArray[_np.float32],
-    clip_length: int,
-    sample_rate: int,
-    bed: _npt.NDArray[_np.float32] | None = None,
-    bed_start: int = 0,
-    snr_db: float = 0.0,
-    room: _npt.NDArray[_np.float32] | None = None,
-    ev_speed: _npt.NDArray[_np.uint32] | None = None,
-    fade_ms: float = 5.0,
-    crossfade_ms: float = 50.0,
-    ceiling: float = 0.98,
-    ev_pitch_cents: _npt.NDArray[_np.int32] | None = None,
-    ev_stretch: _npt.NDArray[_np.uint32] | None = None,
-) -> dict[str, object]:
-    """One clip with stems: {"audio", "events" (n_events x clip_length, each event's own wet
-    signal before the limiter), "bed" (at its gain, before the limiter), "peak", "gain",
-    "bed_gain", "ev_snr_db"}."""

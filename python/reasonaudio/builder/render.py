@@ -60,21 +60,13 @@ def render_range(
     # command if this one is killed) and uploaded
     scratch = scratch_directory("render") if remote else contextlib.nullcontext(Path(audio_root))
     with scratch as local_dir:
-        events = (sl["ev_clip"], sl["ev_atom"], sl["ev_onset"], sl["ev_length"], sl["ev_gain_db"], sl["clip_length"])
+        atoms = _core.AudioBank(*bank[:2])
+        events = _core.EventTable(ev_clip=sl["ev_clip"], ev_atom=sl["ev_atom"], ev_onset=sl["ev_onset"],
+                                  ev_length=sl["ev_length"], ev_gain_db=sl["ev_gain_db"], clip_length=sl["clip_length"])
+        scene = None if draws is None else draws.scene(_core.AudioBank(*bank[2:4]), _core.AudioBank(*bank[4:6]))
         paths = [str(local_dir / name) for name in names]
-        if draws is None:
-            res = _core.render_corpus(*bank, *events, paths, sample_rate, format=audio_format, threads=threads, sha256=sha256,
-                                      atomic=False)
-        else:
-            atom_audio, atom_offsets, bed_audio, bed_offsets, room_audio, room_offsets = bank
-            res = _core.render_corpus_scene(
-                atom_audio, atom_offsets, *events, paths, sample_rate,
-                bed_audio, bed_offsets, draws.clip_bed, draws.clip_bed_start, draws.clip_snr_db,
-                room_audio, room_offsets, draws.clip_room, draws.ev_speed,
-                format=audio_format, threads=threads, sha256=sha256,
-                ev_pitch_cents=draws.ev_pitch_cents if draws.ev_pitch_cents.size else None,
-                ev_stretch=draws.ev_stretch if draws.ev_stretch.size else None, atomic=False,
-            )
+        res = _core.render_corpus(_core.Corpus(atoms, events, scene), paths, _core.Mixer(sample_rate), format=audio_format,
+                                  threads=threads, sha256=sha256, atomic=False)
         if remote:
             fs, path = storage.open_fs(audio_root)
             storage.upload_dir(local_dir, fs, path)

@@ -303,11 +303,12 @@ def _mix(bank: list[np.ndarray], events: list[tuple[int, int, int, float]], leng
          ceiling: float) -> tuple[np.ndarray, float, float]:
     offsets = np.concatenate([[0], np.cumsum([x.size for x in bank])]).astype(np.uint64)
     atom, onset, size, gain_db = zip(*events)
-    return _core.mix_clip(
-        np.concatenate(bank).astype(np.float32), offsets, np.asarray(atom, np.uint32), np.asarray(onset, np.int64),
-        np.asarray(size, np.int64), np.asarray(gain_db, np.float32), int(length), int(sample_rate),
-        fade_ms=0.0, crossfade_ms=LOOP_CROSSFADE_S * 1000.0, ceiling=ceiling,
-    )
+    events = _core.EventTable(ev_atom=np.asarray(atom, np.uint32), ev_onset=np.asarray(onset, np.int64),
+                              ev_length=np.asarray(size, np.int64), ev_gain_db=np.asarray(gain_db, np.float32),
+                              clip_length=np.array([length], np.int64))
+    mixer = _core.Mixer(int(sample_rate), fade_ms=0.0, crossfade_ms=LOOP_CROSSFADE_S * 1000.0, ceiling=ceiling)
+    out = _core.render_clip(_core.Corpus(_core.AudioBank(np.concatenate(bank).astype(np.float32), offsets), events), mixer)
+    return out["audio"], out["peak"], out["gain"]
 
 
 def _make_sample(index: int, cell: dict[str, Any], cfg: ComposeConfig, source, content, backgrounds: dict,

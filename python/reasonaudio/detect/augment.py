@@ -13,7 +13,7 @@ augmentation, each training step draws a fresh *variant* of every recording it u
   over the previous one than the benchmark's defaults.
 
 The `python` renderer (the aiSFX head's training mixtures) adds the room and bed below in Python.
-With `renderer="scene"` (the `scenes` recipe's `augment = "scene"`), the mixture is rendered by the core's scene renderer (`_core.render_clip_scene`, the
+With `renderer="scene"` (the `scenes` recipe's `augment = "scene"`), the mixture is rendered by the core's scene renderer (`_core.render_clip` in a `_core.Scene`, the
 renderer of `reasonaudio build --background/--snr/--room/--varispeed`) instead of the clean mixer plus
 the Python room and bed: per-event pitch (the core's varispeed, extents unchanged), simulated
 shoebox rooms (`reasonaudio.scene.rooms`, pyroomacoustics, convolved per event by FFT in the core)
@@ -228,6 +228,11 @@ def scene(mix: np.ndarray, active: np.ndarray, sr: int, cfg: AugmentConfig, rng:
     return y.astype(np.float32)
 
 
+def _one_source(x: np.ndarray) -> _core.AudioBank:
+    """A bank holding the single source `x` (a bed or a room)."""
+    return _core.AudioBank(x, np.array([0, x.size], np.uint64))
+
+
 SCENE_SEED = 2**40 + 0x5CE  # rooms and bed textures of training scenes (benchmarks use their build seed)
 BED_S = 60.0
 
@@ -260,22 +265,25 @@ class SceneBank:
             self.rooms = self.rooms[: cfg.n_rooms]
 
     def render(self, cols: dict, i: int, audio: np.ndarray, offsets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Clip i of a plan in a random scene (pitch, room, bed), through `_core.render_clip_scene`."""
+        """Clip i of a plan in a random scene (pitch, room, bed), through `_core.render_clip`."""
         cfg = self.cfg
         ptr = cols["clip_event_ptr"].astype(np.int64)
         s, e = int(ptr[i]), int(ptr[i + 1])
-        kwargs: dict = {}
+        scene: dict = {}
         if rng.random() < cfg.pitch_probability:
             semis = rng.uniform(*cfg.pitch_semitones, e - s)
-            kwargs["ev_speed"] = np.array([_core.speed_for_semitones(float(x)) for x in semis], np.uint32)
+            scene["ev_speed"] = np.array([_core.speed_for_semitones(float(x)) for x in semis], np.uint32)
         if self.rooms and rng.random() < cfg.room_probability:
-            kwargs["room"] = self.rooms[int(rng.integers(len(self.rooms)))]
+            room = self.rooms[int(rng.integers(len(self.rooms)))]
+            scene["rooms"] = _core.Rooms(_one_source(room), clip_room=np.zeros(1, np.int32))
         if self.beds and rng.random() < cfg.bed_probability:
             bed = self.beds[int(rng.integers(len(self.beds)))]
-            kwargs.update(bed=bed, bed_start=int(rng.integers(len(bed))), snr_db=float(rng.uniform(*cfg.bed_snr_db)))
-        out = _core.render_clip_scene(
-            audio, offsets, cols["ev_atom"][s:e].astype(np.uint32), cols["ev_onset"][s:e].astype(np.int64),
-            cols["ev_length"][s:e].astype(np.int64), cols["ev_gain_db"][s:e].astype(np.float32),
-            int(cols["clip_length"][i]), self.sr, **kwargs,
-        )
+            start, snr = int(rng.integers(len(bed))), float(rng.uniform(*cfg.bed_snr_db))
+            scene["beds"] = _core.Beds(_one_source(bed), clip_bed=np.zeros(1, np.int32), clip_bed_start=np.array([start], np.int64),
+                                       clip_snr_db=np.array([snr], np.float32))
+        events = _core.EventTable(ev_atom=cols["ev_atom"][s:e].astype(np.uint32), ev_onset=cols["ev_onset"][s:e].astype(np.int64),
+                                  ev_length=cols["ev_length"][s:e].astype(np.int64),
+                                  ev_gain_db=cols["ev_gain_db"][s:e].astype(np.float32),
+                                  clip_length=cols["clip_length"][i:i + 1].astype(np.int64))
+        out = _core.render_clip(_core.Corpus(_core.AudioBank(audio, offsets), events, _core.Scene(**scene)), _core.Mixer(self.sr))
         return np.asarray(out["audio"], dtype=np.float32)

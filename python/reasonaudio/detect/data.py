@@ -81,16 +81,12 @@ class MixtureSource:
     def render(self, cols: dict[str, np.ndarray], i: int, audio=None, offsets=None) -> np.ndarray:
         ptr = cols["clip_event_ptr"].astype(np.int64)
         s, e = ptr[i], ptr[i + 1]
-        return _core.render_clip(
-            self.audio if audio is None else audio,
-            self.offsets if offsets is None else offsets,
-            cols["ev_atom"][s:e].astype(np.uint32),
-            cols["ev_onset"][s:e].astype(np.int64),
-            cols["ev_length"][s:e].astype(np.int64),
-            cols["ev_gain_db"][s:e].astype(np.float32),
-            int(cols["clip_length"][i]),
-            self.sr,
-        )
+        events = _core.EventTable(ev_atom=cols["ev_atom"][s:e].astype(np.uint32), ev_onset=cols["ev_onset"][s:e].astype(np.int64),
+                                  ev_length=cols["ev_length"][s:e].astype(np.int64),
+                                  ev_gain_db=cols["ev_gain_db"][s:e].astype(np.float32),
+                                  clip_length=cols["clip_length"][i:i + 1].astype(np.int64))
+        atoms = _core.AudioBank(self.audio if audio is None else audio, self.offsets if offsets is None else offsets)
+        return _core.render_clip(_core.Corpus(atoms, events), _core.Mixer(self.sr))["audio"]
 
     def _pool(self, seed: int, augment: AugmentConfig):
         """(flat audio, offsets, label per pool atom, plan params) of this step's variants."""

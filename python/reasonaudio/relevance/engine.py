@@ -342,10 +342,9 @@ def relevance_csr(
 def engine_csr(events: EventArrays, logic_json: Sequence[str], query_ids: Sequence[str] | None = None, threads: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The one call into the Rust engine: (indptr, clip indices) of every logic's relevant clips.
     Raises the core's typed errors unchanged (a caller that knows the input adds context)."""
-    return _core.annotate_csr(
-        events.clip, events.label, events.onset, events.offset, len(events.clip_ids), events.rate,
-        events.labels, list(logic_json), None if query_ids is None else list(query_ids), threads,
-    )
+    table = _core.EventLabels(clip=events.clip, label=events.label, onset=events.onset, offset=events.offset,
+                              n_clips=len(events.clip_ids), rate=events.rate, labels=list(events.labels))
+    return _core.annotate_csr(table, list(logic_json), None if query_ids is None else list(query_ids), threads)
 
 
 def plan_events(cols: Mapping[str, np.ndarray], labels: list[str], rate: float) -> EventArrays:

@@ -237,7 +237,7 @@ class CertifiedRanker(EmbeddingRanker):
             sub = rows[exact]
             ts, tc = (targets[0][exact], targets[1][exact]) if targets is not None else (None, None)
             q = np.ascontiguousarray(self.queries[sub])
-            s, c, a = _core.canonical_rank(q, self.query_norms[sub], self.clips, self.clip_norms, k, ts, tc)
+            s, c, a = _core.canonical_rank(_core.UnitRows(q, self.query_norms[sub]), _core.UnitRows(self.clips, self.clip_norms), k, ts, tc)
             scores[exact], clips[exact], above[exact] = s, c, a
         return scores, clips, above
 

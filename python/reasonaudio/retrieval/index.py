@@ -84,11 +84,15 @@ class EmbeddingRanker:
     def n_queries(self) -> int:
         return self.queries.shape[0]
 
+    def _clip_rows(self) -> _core.UnitRows:
+        """The clips with their norms, as the core ranks them."""
+        return _core.UnitRows(self.clips, self.clip_norms)
+
     def pair_scores(self, query_rows: np.ndarray, clip_rows: np.ndarray) -> np.ndarray:
         """Canonical score of query_rows[i] against clip_rows[i]."""
         q = np.ascontiguousarray(query_rows, dtype=np.int64)
         c = np.ascontiguousarray(clip_rows, dtype=np.int64)
-        return _core.canonical_pair_scores(self.queries, self.query_norms, self.clips, self.clip_norms, q, c)
+        return _core.canonical_pair_scores(_core.UnitRows(self.queries, self.query_norms), self._clip_rows(), q, c)
 
     def _best_relevant(self, rows: np.ndarray, relevant: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per query: (has relevant clips, canonical score of the best, its clip index — the smallest
@@ -113,9 +117,7 @@ class EmbeddingRanker:
         self, start: int, stop: int, k: int, targets: tuple[np.ndarray, np.ndarray] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         ts, tc = targets if targets is not None else (None, None)
-        return _core.canonical_rank(
-            self.queries[start:stop], self.query_norms[start:stop], self.clips, self.clip_norms, k, ts, tc
-        )
+        return _core.canonical_rank(_core.UnitRows(self.queries[start:stop], self.query_norms[start:stop]), self._clip_rows(), k, ts, tc)
 
     def rank(
         self,
@@ -154,7 +156,7 @@ class EmbeddingRanker:
             raise ValueError("every query needs a relevant clip")
         _, best_score, best_clip = self._best_relevant(rows, relevant)
         q = np.ascontiguousarray(self.queries[rows])
-        _, _, above = _core.canonical_rank(q, self.query_norms[rows], self.clips, self.clip_norms, 0, best_score, best_clip)
+        _, _, above = _core.canonical_rank(_core.UnitRows(q, self.query_norms[rows]), self._clip_rows(), 0, best_score, best_clip)
         return above
 
     def deep_rank(self, row: int, relevant: np.ndarray) -> int:

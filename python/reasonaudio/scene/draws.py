@@ -26,6 +26,14 @@ class SceneDraws:
     ev_pitch_cents: np.ndarray  # int32 (empty: unchanged)
     ev_stretch: np.ndarray  # uint32 over STRETCH_DEN (empty: unchanged)
 
+    def scene(self, beds: _core.AudioBank, rooms: _core.AudioBank) -> _core.Scene:
+        """These draws as the core's scene, over the corpus's bed and room banks."""
+        return _core.Scene(
+            beds=_core.Beds(beds, clip_bed=self.clip_bed, clip_bed_start=self.clip_bed_start, clip_snr_db=self.clip_snr_db),
+            rooms=_core.Rooms(rooms, clip_room=self.clip_room),
+            ev_speed=self.ev_speed, ev_pitch_cents=self.ev_pitch_cents, ev_stretch=self.ev_stretch,
+        )
+
     def slice(self, lo: int, hi: int, e0: int, e1: int) -> SceneDraws:
         def ev(x: np.ndarray) -> np.ndarray:
             return x[e0:e1] if x.size else x

@@ -520,21 +520,29 @@ pub fn relevance<L: AsRef<str>, S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
     logic: &[T],
     threads: usize,
 ) -> Result<Relevance, AnnotateError> {
-    relevance_cancellable(events, n_clips, rate, labels, query_ids, logic, threads, Cancel::NEVER)
+    relevance_cancellable(events, n_clips, rate, labels, Queries { ids: query_ids, logic }, threads, Cancel::NEVER)
+}
+
+/// The queries of an annotation: ids (for error messages) and logic JSON, one each per query.
+#[derive(Clone, Copy, Debug)]
+pub struct Queries<'a, S, T> {
+    /// Per query: its id.
+    pub ids: &'a [S],
+    /// Per query: its logic as JSON.
+    pub logic: &'a [T],
 }
 
 /// [`relevance`] that stops with [`AnnotateError::Cancelled`] soon after `cancel` is set.
-#[allow(clippy::too_many_arguments)]
 pub fn relevance_cancellable<L: AsRef<str>, S: AsRef<str> + Sync, T: AsRef<str> + Sync>(
     events: &Events<'_>,
     n_clips: usize,
     rate: f64,
     labels: &[L],
-    query_ids: &[S],
-    logic: &[T],
+    queries: Queries<'_, S, T>,
     threads: usize,
     cancel: Cancel<'_>,
 ) -> Result<Relevance, AnnotateError> {
+    let Queries { ids: query_ids, logic } = queries;
     let vocab = Vocabulary::new(labels).map_err(AnnotateError::Input)?;
     let queries = compile_queries(&vocab, query_ids, logic)?;
     let index = EventIndex::build(events, n_clips, vocab.len(), rate)?;

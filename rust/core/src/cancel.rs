@@ -49,7 +49,17 @@ mod tests {
         let (clip, label, onset, offset) = ([0u32, 1], [0u32, 1], [0i64, 5], [10i64, 20]);
         let events = annotate::Events { clip: &clip, label: &label, onset: &onset, offset: &offset };
         let logic = [r#"{"all": [{"has": "a"}]}"#];
-        let run = |c| annotate::relevance_cancellable(&events, 2, 10.0, &["a", "b"], &["q"], &logic, 1, c);
+        let run = |c| {
+            annotate::relevance_cancellable(
+                &events,
+                2,
+                10.0,
+                &["a", "b"],
+                annotate::Queries { ids: &["q"], logic: &logic },
+                1,
+                c,
+            )
+        };
         assert_eq!(run(Cancel::NEVER).unwrap().clips_of(0), &[0]);
         assert!(matches!(run(c), Err(annotate::AnnotateError::Cancelled)));
     }

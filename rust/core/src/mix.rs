@@ -668,6 +668,39 @@ impl EventColumns<'_> {
     }
 }
 
+/// One clip's events as owned columns, made from spans (what tests render a single clip from).
+#[cfg(test)]
+pub(crate) struct OneClip {
+    clip: Vec<u32>,
+    atom: Vec<u32>,
+    onset: Vec<i64>,
+    length: Vec<i64>,
+    gain_db: Vec<f32>,
+}
+
+#[cfg(test)]
+impl OneClip {
+    pub(crate) fn new(events: &[EventSpan]) -> Self {
+        OneClip {
+            clip: vec![0; events.len()],
+            atom: events.iter().map(|e| e.atom).collect(),
+            onset: events.iter().map(|e| e.onset).collect(),
+            length: events.iter().map(|e| e.length).collect(),
+            gain_db: events.iter().map(|e| e.gain_db).collect(),
+        }
+    }
+
+    pub(crate) fn columns(&self) -> EventColumns<'_> {
+        EventColumns {
+            clip: &self.clip,
+            atom: &self.atom,
+            onset: &self.onset,
+            length: &self.length,
+            gain_db: &self.gain_db,
+        }
+    }
+}
+
 /// Convenience: paths `dir/<stem><index>.<ext>` for `n` clips (used by tests and benches).
 pub fn numbered_paths(dir: &Path, stem: &str, n: usize, format: AudioFormat) -> Vec<PathBuf> {
     (0..n).map(|i| dir.join(format!("{stem}{i:06}.{}", format.extension()))).collect()
@@ -695,14 +728,9 @@ mod tests {
         clip_length: i64,
         opts: &MixOptions,
     ) -> Result<Rendered, MixError> {
-        let clip = vec![0u32; events.len()];
-        let atom: Vec<u32> = events.iter().map(|e| e.atom).collect();
-        let onset: Vec<i64> = events.iter().map(|e| e.onset).collect();
-        let length: Vec<i64> = events.iter().map(|e| e.length).collect();
-        let gain_db: Vec<f32> = events.iter().map(|e| e.gain_db).collect();
-        let cols = EventColumns { clip: &clip, atom: &atom, onset: &onset, length: &length, gain_db: &gain_db };
+        let one = OneClip::new(events);
         let lens = [clip_length];
-        let r = render::render_clip(&Corpus::clean(*bank, cols, &lens), 0, opts, false)?;
+        let r = render::render_clip(&Corpus::clean(*bank, one.columns(), &lens), 0, opts, false)?;
         Ok(Rendered { audio: r.audio, peak: r.stats.peak, gain: r.stats.gain })
     }
 

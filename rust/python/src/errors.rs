@@ -44,6 +44,19 @@ pub fn init(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
+/// A problem with what a render was given (columns, plan, scene, options): `MixError`.
+pub fn value_error(e: impl std::fmt::Display) -> PyErr {
+    MixError::new_err(e.to_string())
+}
+
+/// A core render error by kind: a failed write is an `AudioWriteError`, the rest `MixError`.
+pub fn mix_error(e: reasonaudio_core::mix::MixError) -> PyErr {
+    match e {
+        reasonaudio_core::mix::MixError::Write { .. } => AudioWriteError::new_err(e.to_string()),
+        other => value_error(other),
+    }
+}
+
 /// How often the calling thread looks for signals while the work runs.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 

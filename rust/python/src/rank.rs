@@ -4,7 +4,9 @@
 //! the work runs with the GIL released on all cores (or `threads`), and Ctrl-C stops a ranking
 //! between blocks of clips with `KeyboardInterrupt`. Bad shapes raise `ValueError`.
 use numpy::ndarray::Array2;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use reasonaudio_core::cancel::Cancel;
@@ -71,22 +73,58 @@ fn unit_rows_f32<'py>(
     Ok(arr.into_pyarray_bound(py))
 }
 
+/// Float32 rows [n, d] (C-contiguous) with their canonical norms (`unit_norms`): the queries or
+/// the clips of a ranking, kept without copies and checked (contiguity, one norm per row) when made.
+#[pyclass(frozen, module = "reasonaudio._core")]
+pub struct UnitRows {
+    rows: Py<PyArray2<f32>>,
+    norms: Py<PyArray1<f64>>,
+}
+
+/// A [`UnitRows`]'s arrays borrowed for one call.
+struct Held<'py> {
+    rows: PyReadonlyArray2<'py, f32>,
+    norms: PyReadonlyArray1<'py, f64>,
+}
+
+impl UnitRows {
+    fn held<'py>(&self, py: Python<'py>) -> PyResult<Held<'py>> {
+        let busy = |e: numpy::BorrowError| PyValueError::new_err(format!("rows or norms: {e}"));
+        let rows = self.rows.bind(py).try_readonly().map_err(busy)?;
+        Ok(Held { rows, norms: self.norms.bind(py).try_readonly().map_err(busy)? })
+    }
+}
+
+#[pymethods]
+impl UnitRows {
+    #[new]
+    fn new(py: Python<'_>, rows: Bound<'_, PyArray2<f32>>, norms: Bound<'_, PyArray1<f64>>) -> PyResult<Self> {
+        let kept = UnitRows { rows: rows.unbind(), norms: norms.unbind() };
+        let held = kept.held(py)?;
+        vectors(&held.rows, &held.norms, "rows")?;
+        drop(held);
+        Ok(kept)
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        PyUntypedArrayMethods::len(self.norms.bind(py))
+    }
+}
+
 /// Canonical scores of the pairs (query_rows[i], clip_rows[i]) as float64.
 #[pyfunction]
-#[pyo3(signature = (queries, query_norms, clips, clip_norms, query_rows, clip_rows, threads = 0))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (queries, clips, query_rows, clip_rows, threads = 0))]
 fn canonical_pair_scores<'py>(
-    py: Python<'py>,
-    queries: PyReadonlyArray2<'py, f32>,
-    query_norms: PyReadonlyArray1<'py, f64>,
-    clips: PyReadonlyArray2<'py, f32>,
-    clip_norms: PyReadonlyArray1<'py, f64>,
+    queries: &Bound<'py, UnitRows>,
+    clips: &Bound<'py, UnitRows>,
     query_rows: PyReadonlyArray1<'py, i64>,
     clip_rows: PyReadonlyArray1<'py, i64>,
     threads: usize,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let q = vectors(&queries, &query_norms, "queries")?;
-    let c = vectors(&clips, &clip_norms, "clips")?;
+    let py = queries.py();
+    let (hq, hc) = (queries.get().held(py)?, clips.get().held(py)?);
+    let q = vectors(&hq.rows, &hq.norms, "queries")?;
+    let c = vectors(&hc.rows, &hc.norms, "clips")?;
     let (qi, ci) = (query_rows.as_slice()?, clip_rows.as_slice()?);
     let out = py.allow_threads(|| in_pool(threads, || rank::pair_scores(&q, &c, qi, ci)))?.map_err(rank_error)?;
     Ok(out.into_pyarray_bound(py))
@@ -100,21 +138,19 @@ type Ranked<'py> = (Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<i64>>, Bound<
 /// With `target_scores`/`target_clips` (one per query), `outranking[i]` counts the clips that
 /// outrank that (score, clip) in query i's complete ranking; otherwise it is 0.
 #[pyfunction]
-#[pyo3(signature = (queries, query_norms, clips, clip_norms, k, target_scores = None, target_clips = None, threads = 0))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (queries, clips, k, target_scores = None, target_clips = None, threads = 0))]
 fn canonical_rank<'py>(
-    py: Python<'py>,
-    queries: PyReadonlyArray2<'py, f32>,
-    query_norms: PyReadonlyArray1<'py, f64>,
-    clips: PyReadonlyArray2<'py, f32>,
-    clip_norms: PyReadonlyArray1<'py, f64>,
+    queries: &Bound<'py, UnitRows>,
+    clips: &Bound<'py, UnitRows>,
     k: usize,
     target_scores: Option<PyReadonlyArray1<'py, f64>>,
     target_clips: Option<PyReadonlyArray1<'py, i64>>,
     threads: usize,
 ) -> PyResult<Ranked<'py>> {
-    let q = vectors(&queries, &query_norms, "queries")?;
-    let c = vectors(&clips, &clip_norms, "clips")?;
+    let py = queries.py();
+    let (hq, hc) = (queries.get().held(py)?, clips.get().held(py)?);
+    let q = vectors(&hq.rows, &hq.norms, "queries")?;
+    let c = vectors(&hc.rows, &hc.norms, "clips")?;
     let targets = match (&target_scores, &target_clips) {
         (Some(s), Some(c)) => Some((s.as_slice()?, c.as_slice()?)),
         (None, None) => None,
@@ -131,6 +167,7 @@ fn canonical_rank<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<UnitRows>()?;
     m.add_function(wrap_pyfunction!(unit_norms, m)?)?;
     m.add_function(wrap_pyfunction!(unit_rows_f32, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_pair_scores, m)?)?;

@@ -76,18 +76,17 @@ pub(super) fn bubble(s: &Synth, out: &mut [f64], at: f64, f0: f64, tau: f64, gai
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-/// A gliding tone burst from `f_a` to `f_b` (exponential) lasting `len_s`, Hann-windowed.
+/// A gliding tone burst from `glide.0` to `glide.1` Hz (exponential) lasting `len_s`, Hann-windowed.
 pub(super) fn chirp(
     s: &Synth,
     out: &mut [f64],
     at: f64,
-    f_a: f64,
-    f_b: f64,
+    glide: (f64, f64),
     len_s: f64,
     gain: f64,
     partials: &[(f64, f64)],
 ) {
+    let (f_a, f_b) = glide;
     let start = ((at * s.sr) as usize).min(out.len());
     let len = ((len_s * s.sr) as usize).min(out.len().saturating_sub(start));
     let mut ph = 0.0f64;

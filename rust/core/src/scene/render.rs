@@ -128,6 +128,15 @@ impl<'a> Corpus<'a> {
     pub fn n_clips(&self) -> usize {
         self.clip_lengths.len()
     }
+
+    /// Checks what the columns say about each other (equal lengths, events sorted by clip and
+    /// within range, the scene's per-clip and per-event columns as long as the clips and events),
+    /// without reading any audio: what a corpus assembled once and rendered later can be told at
+    /// once. Every render checks it again, with the events and every clip's scene.
+    pub fn check_columns(&self) -> Result<(), MixError> {
+        self.events.clip_bounds(self.n_clips())?;
+        check_scene_columns(&self.scene, self.n_clips(), self.events.len())
+    }
 }
 
 /// What the renderer reports for one clip.
@@ -648,7 +657,7 @@ pub fn render_corpus<P: AsRef<Path> + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mix::{numbered_paths, EventSpan};
+    use crate::mix::{numbered_paths, EventSpan, OneClip};
     use crate::scene::bed::{noise, Texture};
     use crate::scene::room::{prepare_ir, tail_s};
     use rand::Rng;
@@ -663,14 +672,9 @@ mod tests {
         scene: &SceneColumns,
         opts: &MixOptions,
     ) -> Result<(Rendered, Stems), MixError> {
-        let clip = vec![0u32; events.len()];
-        let atom: Vec<u32> = events.iter().map(|e| e.atom).collect();
-        let onset: Vec<i64> = events.iter().map(|e| e.onset).collect();
-        let length: Vec<i64> = events.iter().map(|e| e.length).collect();
-        let gain_db: Vec<f32> = events.iter().map(|e| e.gain_db).collect();
-        let cols = EventColumns { clip: &clip, atom: &atom, onset: &onset, length: &length, gain_db: &gain_db };
+        let one = OneClip::new(events);
         let lens = [clip_length];
-        let corpus = Corpus::clean(*bank, cols, &lens).in_scene(SceneColumns { ev_speed: speeds, ..*scene });
+        let corpus = Corpus::clean(*bank, one.columns(), &lens).in_scene(SceneColumns { ev_speed: speeds, ..*scene });
         let mut r = render_clip(&corpus, 0, opts, true)?;
         let stems = r.stems.take().unwrap();
         Ok((r, stems))

@@ -58,7 +58,7 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         let mut out = s.zeros();
         for t in s.times_regular(0.1) {
             let f = s.range(300.0, 900.0);
-            chirp(s, &mut out, t, f, f * 0.5, 0.1, 1.0, &sine());
+            chirp(s, &mut out, t, (f, f * 0.5), 0.1, 1.0, &sine());
         }
         out
     });

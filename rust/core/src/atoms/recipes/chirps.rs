@@ -6,7 +6,7 @@ pub(super) fn push(v: &mut Vec<Spec>) {
         let mut out = s.zeros();
         for t in s.times_jittered(0.09, 0.2) {
             let f = s.range(4800.0, 5600.0);
-            chirp(s, &mut out, t, f, f * 0.6, 0.06, 1.0, &sine());
+            chirp(s, &mut out, t, (f, f * 0.6), 0.06, 1.0, &sine());
         }
         out
     });
@@ -47,7 +47,7 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "chirps", "laser_zaps", "sci-fi laser zaps", 1.5, |s: &mut Synth| {
         let mut out = s.zeros();
         for t in s.times_regular(0.15) {
-            chirp(s, &mut out, t, 3500.0, 250.0, 0.16, 1.0, &saw(8));
+            chirp(s, &mut out, t, (3500.0, 250.0), 0.16, 1.0, &saw(8));
         }
         out
     });
@@ -69,7 +69,7 @@ pub(super) fn push(v: &mut Vec<Spec>) {
     atom!(v, "chirps", "upward_chirps", "rapid upward electronic chirps", 1.2, |s: &mut Synth| {
         let mut out = s.zeros();
         for t in s.times_regular(0.08) {
-            chirp(s, &mut out, t, 300.0, 2500.0, 0.08, 1.0, &[(1.0, 1.0), (2.0, 0.3)]);
+            chirp(s, &mut out, t, (300.0, 2500.0), 0.08, 1.0, &[(1.0, 1.0), (2.0, 0.3)]);
         }
         out
     });
