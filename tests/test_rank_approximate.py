@@ -110,4 +110,3 @@ def test_auto_never_chooses_an_approximate_index() -> None:
             assert choose_index("auto", n, device) in ("exact", "faiss")
     q, c = clustered(100, 3, 4, 5)
     assert type(make_ranker("auto", q, c, device="cpu")) is EmbeddingRanker
-    assert type(make_ranker("hnsw", q, c, device="cpu")) is ApproximateRanker

@@ -22,7 +22,7 @@ from reasonaudio.retrieval.base import (
     as_float32_matrix,
 )
 from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
-from reasonaudio.retrieval.approximate import ApproximateRanker
+from reasonaudio.retrieval.approximate import APPROXIMATE, ApproximateRanker
 from reasonaudio.retrieval.certified import INDEXES, make_ranker
 from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_scores
 
@@ -113,8 +113,8 @@ def evaluate(
         raise UserError(f"{benchmark.root}: the benchmark has no queries")
     if not clips.ids:
         raise UserError(f"{benchmark.root}: the benchmark has no clips")
-    if index not in INDEXES:
-        raise UserError(f"index must be one of {', '.join(INDEXES)}, not {index!r}")
+    if index not in INDEXES + APPROXIMATE:
+        raise UserError(f"index must be one of {', '.join(INDEXES + APPROXIMATE)}, not {index!r}")
     model.prepare(benchmark)
 
     query_vectors = clip_vectors = score_matrix = ranker = None
@@ -124,7 +124,8 @@ def evaluate(
         _warn_degenerate(query_vectors, f"{model.spec}: query embeddings")
         _warn_degenerate(clip_vectors, f"{model.spec}: clip embeddings")
         # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
-        ranker = make_ranker(index, query_vectors, clip_vectors, device=device)
+        ranker = (ApproximateRanker(query_vectors, clip_vectors, kind=index, device=device) if index in APPROXIMATE
+                  else make_ranker(index, query_vectors, clip_vectors, device=device))
     elif isinstance(model, ScoringModel):
         score_matrix = as_float32_matrix(model.score(queries, clips), f"{model.spec}: scores", len(queries.ids))
         if score_matrix.shape[1] != len(clips.ids):

@@ -34,7 +34,7 @@ from reasonaudio import _core
 from reasonaudio.errors import UserError, require
 from reasonaudio.retrieval.index import EmbeddingRanker
 
-INDEXES = ("exact", "faiss", "auto", "ivf", "hnsw")
+INDEXES = ("exact", "faiss", "auto")
 # `auto` (benches/bench_rank.py, docs/results/scale.md): on CPUs certified FAISS took 1.3x the exact
 # kernel's time at 10k, 100k and 1M clips (FAISS's float32 search alone is not faster than the
 # float64 AVX-512 kernel, and certification adds the normalisation and re-scoring), so `auto` ranks
@@ -264,13 +264,9 @@ class CertifiedRanker(EmbeddingRanker):
 
 def make_ranker(index: str, query_vectors: np.ndarray, clip_vectors: np.ndarray, *, device: str | None = None) -> EmbeddingRanker:
     """The ranker behind `--index`: `exact` (the canonical kernel over every pair), `faiss`
-    (certified FAISS candidates: the same results), `auto` (see `choose_index`), `ivf` or `hnsw`
-    (approximate heads, `reasonaudio.retrieval.approximate`; never chosen by `auto`)."""
+    (certified FAISS candidates: the same results), `auto` (see `choose_index`; never an approximate index,
+    `reasonaudio.retrieval.approximate`)."""
     chosen = choose_index(index, len(clip_vectors), device)
-    if chosen in ("ivf", "hnsw"):
-        from reasonaudio.retrieval.approximate import ApproximateRanker  # it builds on this module
-
-        return ApproximateRanker(query_vectors, clip_vectors, kind=chosen, device=device)
     if chosen == "faiss":
         return CertifiedRanker(query_vectors, clip_vectors, device=device)
     return EmbeddingRanker(query_vectors, clip_vectors)
