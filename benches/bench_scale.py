@@ -1,13 +1,19 @@
 """Scale-out figures for sizing a cluster: planning time and memory, rendering clips/s per core and
-bytes/s, Ray overhead and scaling on a local multi-process cluster, and the cost model they give.
+bytes/s, the steps after a build (annotate, validate, embed, eval) at each size, Ray overhead and
+scaling on a local multi-process cluster, and the cost model they give.
 
     python benches/bench_scale.py [--sizes 10000,100000,1000000] [--queries-per-task 200]
-                                  [--sample 2000] [--ray-clips 10000] [--skip-ray]
+                                  [--sample 2000] [--ray-clips 10000] [--skip-ray] [--skip-steps]
 
 Each planning run is a fresh subprocess (its peak RSS is the planning memory). Rendering is
 measured on a sample of clips spread over the planned corpus (1 thread = one core), written to a
-scratch directory; 1M clips are planned, never fully rendered (460 GB). Ray: the same build with
-`--ray local` on this machine's cores against the plain multi-threaded build.
+scratch directory; 1M clips are planned, never fully rendered (460 GB). The tables the planning
+run writes then go through `annotate`, `validate --no-audio`, `embed --model random` and
+`eval --index exact` on those embeddings, each a fresh process (wall time, peak RSS, bytes
+written), and every step's time is also given per 100k clips, so a linear step prints the same
+figure at every size. The write floor is plain file writes of as many bytes as the tables, timed in
+the same run: `tables / floor` says how far table writing is from the disk's own speed. Ray: the
+same build with `--ray local` on this machine's cores against the plain multi-threaded build.
 """
 
 from __future__ import annotations
@@ -58,10 +64,11 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     tables = Path(scratch) / f"tables-{n}"
     tables.mkdir()
     t0 = time.perf_counter()
-    write_benchmark(plan, tables, np.zeros(n), np.ones(n))  # the limiter stats' values do not change the cost
+    # the limiter stats' and audio hashes' values do not change the cost (no audio is written here)
+    write_benchmark(plan, tables, np.zeros(n), np.ones(n), audio_sha256=["0" * 64] * n)
+    (tables / "audio").mkdir()  # where a benchmark's audio would be: validate --no-audio reads none of it
     t_tables = time.perf_counter() - t0
     table_bytes = sum(p.stat().st_size for p in tables.rglob("*") if p.is_file())
-    shutil.rmtree(tables)
     rss_all = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({
         "clips": n,
@@ -78,8 +85,84 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
         "sample_audio_s": round(samples / plan.config.sample_rate),
         "tables_s": round(t_tables, 2),
         "tables_mb": round(table_bytes / 2**20, 1),
+        "tables_bytes": table_bytes,
         "peak_rss_mb": round(rss_all / 2**20),
+        "tables_dir": str(tables),
     }))
+
+
+def timed_process(args: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS (bytes) and exit status of `python -m reasonaudio ARGS` in a fresh process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "reasonaudio", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if proc.returncode not in ok:
+        raise SystemExit(f"reasonaudio {' '.join(args)} exited {proc.returncode}: {err.decode()[-2000:]}")
+    return wall, usage.ru_maxrss * 1024, proc.returncode
+
+
+def tree_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+
+
+def write_floor(n_bytes: int, scratch: Path, chunk: int = 1 << 20) -> float:
+    """Seconds to write `n_bytes` with plain file writes of `chunk` bytes (the floor any writer of
+    that many bytes stands on), into the page cache as the tables' writers do (no fsync)."""
+    buf = os.urandom(chunk)
+    path = scratch / "floor.bin"
+    t0 = time.perf_counter()
+    with open(path, "wb") as fh:
+        left = n_bytes
+        while left > 0:
+            left -= fh.write(buf[: min(chunk, left)])
+    wall = time.perf_counter() - t0
+    path.unlink()
+    return wall
+
+
+def pipeline_steps(row: dict, scratch: Path) -> dict:
+    """annotate, validate (tables), embed and eval on the tables a planning run wrote; then removes them."""
+    n, tables = row["clips"], Path(row["tables_dir"])
+    work = scratch / f"steps-{n}"
+    work.mkdir()
+    per = 100_000 / n
+    out: dict = {"clips": n}
+    try:
+        steps = [
+            ("annotate", ["annotate", "--events", str(tables / "events.parquet"), "--queries", str(tables / "queries.parquet"),
+                          "--out", str(work / "qrels.parquet"), "-q"], work / "qrels.parquet", (0,)),
+            # exit 1: a check failed (the limiter statistics of tables written without audio are placeholders)
+            ("validate", ["validate", str(tables), "--no-audio", "-q"], None, (0, 1)),
+            ("embed", ["embed", str(tables), "--model", "random", "--out", str(work / "emb"), "--rows", "65536", "-q"],
+             work / "emb", (0,)),
+            ("eval", ["eval", str(tables), "--model", f"precomputed:{work / 'emb' / 'queries'},{work / 'emb' / 'clips'}",
+                      "--index", "exact", "--out", str(work / "run"), "--no-figures", "--bootstrap", "0", "-q"],
+             work / "run", (0,)),
+        ]
+        for name, args, written, ok in steps:
+            wall, rss, rc = timed_process(args, ok)
+            out[f"{name}_s"] = round(wall, 2)
+            out[f"{name}_s_per_100k"] = round(wall * per, 2)
+            out[f"{name}_peak_rss_mb"] = round(rss / 2**20)
+            if written is not None:
+                out[f"{name}_bytes"] = tree_bytes(written)
+            if name == "validate":
+                out["validate_exit"] = rc
+        floor = write_floor(row["tables_bytes"], work)
+        out["write_floor_s"] = round(floor, 3)
+        out["write_floor_mb_s"] = round(row["tables_bytes"] / 2**20 / floor, 1)
+        out["plan_s_per_100k"] = round(row["plan_s"] * per, 2)
+        out["tables_s_per_100k"] = round(row["tables_s"] * per, 2)
+        out["tables_over_floor"] = round(row["tables_s"] / floor, 1)
+        out["load_average_1min"] = os.getloadavg()[0]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tables, ignore_errors=True)
+    return out
 
 
 def make_events_dataset(root: Path, n_events: int, files: int = 20) -> tuple[Path, Path, Path, Path]:
@@ -202,6 +285,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=2000, help="clips rendered per size to measure the render rate")
     ap.add_argument("--ray-clips", type=int, default=10_000)
     ap.add_argument("--skip-ray", action="store_true")
+    ap.add_argument("--skip-steps", action="store_true", help="only plan, write tables and render the sample")
     ap.add_argument("--annotate-events", type=int, default=0, help="also compare streamed and in-memory annotate on N synthetic events")
     ap.add_argument("--batch-events", type=int, default=100_000)
     ap.add_argument("--dir", default=None, help="scratch directory (default: system temp)")
@@ -225,6 +309,10 @@ def main() -> None:
             row = json.loads(proc.stdout.strip().splitlines()[-1])
             rows.append(row)
             print(json.dumps(row), flush=True)
+            if args.skip_steps:
+                shutil.rmtree(row["tables_dir"], ignore_errors=True)
+            else:
+                print(json.dumps(pipeline_steps(row, scratch)), flush=True)
         ray_row = None if args.skip_ray else ray_compare(args.ray_clips, args.queries_per_task, scratch)
         if ray_row:
             print(json.dumps(ray_row), flush=True)

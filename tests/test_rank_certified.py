@@ -203,5 +203,5 @@ def test_unknown_index_is_a_user_error(tmp_path: Path) -> None:
 
     root, qf, cf = _beir(tmp_path / "beir", 50, 3, 4, 6)
     with pytest.raises(UserError, match="index must be one of"):
-        evaluate(load_beir(root), PrecomputedModel(qf, cf), n_boot=0, progress=False, index="ivf")
+        evaluate(load_beir(root), PrecomputedModel(qf, cf), n_boot=0, progress=False, index="annoy")
 

@@ -4,7 +4,9 @@ into clips of it (contract §3.2)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -62,17 +64,44 @@ class Corpus:
             out["clip_length"][i] = plan["clip_length"][0]
         return out
 
-    def views(self) -> list[ClipView]:
-        cols = self.columns()
-        ptr = cols["clip_event_ptr"].astype(np.int64)
-        atoms = cols["ev_atom"].tolist()
-        on = cols["ev_onset"].tolist()
-        off = (cols["ev_onset"] + cols["ev_length"]).tolist()
-        pat = cols["clip_overlap"].tolist()
-        return [
-            ClipView(atoms[ptr[i] : ptr[i + 1]], on[ptr[i] : ptr[i + 1]], off[ptr[i] : ptr[i + 1]], PATTERNS[pat[i]])
-            for i in range(len(pat))
-        ]
+    def views(self) -> "ClipViews":
+        return ClipViews(self.columns())
+
+
+class ClipViews(Sequence[ClipView]):
+    """The clips of a plan table as `ClipView`s, each made when it is read: a view holds Python
+    lists, ~1 KB a clip, which held for every clip of a million-clip corpus were most of the
+    memory planning took."""
+
+    def __init__(self, cols: dict[str, np.ndarray]):
+        self._ptr = cols["clip_event_ptr"].astype(np.int64)
+        self._atom = cols["ev_atom"]
+        self._onset = cols["ev_onset"]
+        self._length = cols["ev_length"]
+        self._overlap = cols["clip_overlap"]
+
+    def __len__(self) -> int:
+        return len(self._overlap)
+
+    def _view(self, i: int) -> ClipView:
+        lo, hi = self._ptr[i], self._ptr[i + 1]
+        onsets = self._onset[lo:hi]
+        return ClipView(
+            self._atom[lo:hi].tolist(), onsets.tolist(), (onsets + self._length[lo:hi]).tolist(), PATTERNS[int(self._overlap[i])]
+        )
+
+    @overload
+    def __getitem__(self, i: int) -> ClipView: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[ClipView]: ...
+
+    def __getitem__(self, i: int | slice) -> ClipView | list[ClipView]:
+        if isinstance(i, slice):
+            return [self._view(k) for k in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._view(i % len(self))
 
 
 def _containment_logic(logic: dict) -> dict:

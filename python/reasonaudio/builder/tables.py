@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from reasonaudio import _core
 from reasonaudio._core import __version__
@@ -32,7 +35,7 @@ from reasonaudio.contract import (
 )
 from reasonaudio.contract.reference import summary_stats
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, write_audio_hashes
-from reasonaudio.io.parquet import write_table
+from reasonaudio.io.parquet import TABLE_WRITE_OPTIONS, pin_writer_name, write_table
 from reasonaudio.relevance import positive_labels
 
 @dataclass(frozen=True, eq=False)
@@ -74,15 +77,125 @@ def write_benchmark(plan: BuildPlan, root: Path, peaks: np.ndarray, gains: np.nd
 def write_plan_files(plan: BuildPlan, root: Path) -> dict[str, pl.DataFrame] | None:
     """The part of `write_benchmark` that needs no rendered audio (for a plan without a scene: the
     atoms, events, queries, qrels and mc tables, the BEIR export, the attribution), so that it can
-    run while the audio renders; returns the tables written (None: nothing written, a scene plan)."""
+    run while the audio renders; returns the small tables written (atoms, queries, mc; None:
+    nothing written, a scene plan). The events and qrels are written block by block
+    (`write_blocks`), never held whole."""
     if plan.scene is not None:
         return None
-    tables = plan_tables(plan)
-    for name, frame in tables.items():
-        write_table(frame, root / f"{name}.parquet")
-    write_beir(root, plan, tables["qrels"])
+    small = plan_tables(plan, large=False)
+    for name in PLAN_TABLES:
+        path = root / f"{name}.parquet"
+        if name in small:
+            write_table(small[name], path)
+        elif name == "events":
+            write_blocks(path, _event_blocks(plan), int(plan.final["clip_event_ptr"][-1]))
+        else:
+            write_blocks(path, _qrels_blocks(plan), sum(len(r) for r in plan.relevant))
+    write_beir(root, plan)
     write_attribution(root, plan.library, plan.final["ev_atom"])
-    return tables
+    return small
+
+
+# --- tables written block by block ----------------------------------------------------------------
+
+# A table of up to STREAM_ROWS rows is made whole and written by polars' `write_parquet` (its row
+# groups split the rows evenly); a longer one is made BLOCK_ROWS rows at a time and streamed by
+# polars' `sink_parquet` in row groups of ROW_GROUP_ROWS rows (the same bytes whatever the blocks).
+# So the memory a table takes is bounded by STREAM_ROWS rows (~170 B a row of events.parquet, ~45
+# B of qrels.parquet: at most ~180 MB), whatever the corpus size, and a table of up to STREAM_ROWS
+# rows keeps the bytes of the whole-frame writer.
+STREAM_ROWS = 1 << 20
+BLOCK_ROWS = 1 << 16
+ROW_GROUP_ROWS = 1 << 17
+PLAN_TABLES = ("atoms", "events", "queries", "qrels", "mc")  # write order
+
+
+def write_blocks(path: Path, blocks: Iterator[pl.DataFrame], n_rows: int) -> None:
+    """Writes the frames `blocks` yields (together `n_rows` rows, in order) as one parquet table,
+    with the options and the footer of `io.parquet.write_table`."""
+    if n_rows <= STREAM_ROWS:
+        write_table(pl.concat(list(blocks), rechunk=True), path)
+        return
+    first = next(blocks)
+    schema = first.schema
+
+    def source(with_columns, predicate, n_rows, batch_size):
+        for frame in itertools.chain([first], blocks):
+            yield frame if with_columns is None else frame.select(with_columns)
+
+    register_io_source(source, schema=schema).sink_parquet(path, **TABLE_WRITE_OPTIONS, row_group_size=ROW_GROUP_ROWS)
+    pin_writer_name(path)
+
+
+def _clip_blocks(plan: BuildPlan) -> Iterator[tuple[int, int]]:
+    """Clip ranges holding about BLOCK_ROWS events each (at least one clip)."""
+    ptr = plan.final["clip_event_ptr"].astype(np.int64)
+    lo = 0
+    while lo < plan.n_clips:
+        hi = max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + BLOCK_ROWS, side="right")) - 1)
+        hi = min(hi, plan.n_clips)
+        yield lo, hi
+        lo = hi
+
+
+def _event_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
+    """events.parquet, a clip range at a time."""
+    cols, sr = plan.final, plan.config.sample_rate
+    ptr = cols["clip_event_ptr"].astype(np.int64)
+    atoms_df = plan.library.to_frame()
+    atom_ids, labels = pl.Series(atoms_df["atom_id"].to_list()), pl.Series(atoms_df["label"].to_list())
+    modes = pl.Series(["native", "loop", "trim"])
+    for lo, hi in _clip_blocks(plan):
+        e0, e1 = int(ptr[lo]), int(ptr[hi])
+        ev_clip = cols["ev_clip"][e0:e1].astype(np.int64)
+        onset = cols["ev_onset"][e0:e1].astype(np.int64)
+        offset = onset + cols["ev_length"][e0:e1].astype(np.int64)
+        atom = cols["ev_atom"][e0:e1].astype(np.int64)
+        yield pl.DataFrame(
+            {
+                "clip_id": pl.Series("clip_id", plan.clip_ids[lo:hi]).gather(ev_clip - lo),
+                "event_index": (np.arange(e0, e1) - ptr[ev_clip]).astype(np.int32),
+                "atom_id": atom_ids.gather(atom),
+                "label": labels.gather(atom),
+                "onset_sample": onset,
+                "offset_sample": offset,
+                "onset_s": onset / sr,
+                "offset_s": offset / sr,
+                "gain_db": cols["ev_gain_db"][e0:e1].astype(np.float64).round(2),
+                "mode": modes.gather(cols["ev_mode"][e0:e1].astype(np.int64)),
+            }
+        )
+
+
+def _qrels_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
+    """qrels.parquet (every relevant pair, by query), about BLOCK_ROWS rows at a time."""
+    schema = {"query_id": pl.String, "clip_id": pl.String, "relevance": pl.Int32}
+    clip_ids = plan.clip_ids
+    pieces: list[tuple[str, np.ndarray]] = []
+    held = 0
+
+    def frame() -> pl.DataFrame:
+        n = sum(len(c) for _, c in pieces)
+        return pl.DataFrame(
+            {
+                "query_id": [qid for qid, c in pieces for _ in range(len(c))],
+                "clip_id": [clip_ids[int(i)] for _, c in pieces for i in c],
+                "relevance": np.ones(n, np.int32),
+            },
+            schema=schema,
+        )
+
+    yielded = False
+    for qid, rel in zip(plan.query_ids, plan.relevant):
+        for start in range(0, len(rel), BLOCK_ROWS):
+            part = rel[start : start + BLOCK_ROWS]
+            pieces.append((qid, part))
+            held += len(part)
+            if held >= BLOCK_ROWS:
+                yield frame()
+                pieces, held, yielded = [], 0, True
+    if pieces or not yielded:
+        yield frame()
 
 
 def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame] | None, peaks: np.ndarray,
@@ -98,14 +211,13 @@ def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame]
             write_scene_sources(root, plan)
             if getattr(plan.config, "scene", None) and (plan.config.scene or {}).get("annotations"):
                 write_dcase(root, plan, tables)
-        write_beir(root, plan, tables["qrels"])
+        write_beir(root, plan)
         beds = plan.scene.beds if plan.scene is not None else []  # type: ignore[attr-defined]
         write_attribution(root, plan.library, plan.final["ev_atom"], _beds_attribution(beds) if beds else "")
     else:
-        clips = clips_table(plan, peaks, gains)
-        write_table(clips, root / "clips.parquet")
-        tables = {"atoms": early["atoms"], "clips": clips, **{k: v for k, v in early.items() if k != "atoms"}}
-    manifest = benchmark_manifest(plan, root, tables)
+        write_blocks(root / "clips.parquet", _clips_blocks(plan, peaks, gains), plan.n_clips)
+    names = list(tables) if early is None else ["atoms", "clips", *PLAN_TABLES[1:]]
+    manifest = benchmark_manifest(plan, root, names)
     write_json(root / "manifest.json", manifest)
     if audio_sha256 is not None:
         write_audio_hash_list(root, plan.rel_paths, audio_sha256)
@@ -151,54 +263,38 @@ def benchmark_tables(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> d
 
 def clips_table(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> pl.DataFrame:
     """clips.parquet: the one table that needs the rendered audio's limiter statistics."""
+    return pl.concat(list(_clips_blocks(plan, peaks, gains)), rechunk=True)
+
+
+def _clips_blocks(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> Iterator[pl.DataFrame]:
+    """clips.parquet, BLOCK_ROWS clips at a time."""
     cols, sr = plan.final, plan.config.sample_rate
     ptr = cols["clip_event_ptr"].astype(np.int64)
-    clip_len = cols["clip_length"].astype(np.int64)
-    return pl.DataFrame(
-        {
-            "clip_id": plan.clip_ids,
-            "path": plan.rel_paths,
-            "pattern": [PATTERNS[int(x)] for x in cols["clip_overlap"]],
-            "duration_s": clip_len / sr,
-            "n_events": np.diff(ptr).astype(np.int32),
-            "n_samples": clip_len,
-            "peak_before_limiter": peaks.round(6),
-            "limiter_gain": gains.round(6),
-        }
-    )
+    paths = plan.rel_paths
+    for lo in range(0, plan.n_clips, BLOCK_ROWS):
+        hi = min(lo + BLOCK_ROWS, plan.n_clips)
+        clip_len = cols["clip_length"][lo:hi].astype(np.int64)
+        yield pl.DataFrame(
+            {
+                "clip_id": plan.clip_ids[lo:hi],
+                "path": paths[lo:hi],
+                "pattern": [PATTERNS[int(x)] for x in cols["clip_overlap"][lo:hi]],
+                "duration_s": clip_len / sr,
+                "n_events": np.diff(ptr[lo : hi + 1]).astype(np.int32),
+                "n_samples": clip_len,
+                "peak_before_limiter": peaks[lo:hi].round(6),
+                "limiter_gain": gains[lo:hi].round(6),
+            }
+        )
 
 
-def plan_tables(plan: BuildPlan) -> dict[str, pl.DataFrame]:
-    """The tables decided by the plan alone (atoms, events, queries, qrels, mc), in write order."""
-    config, cols, clip_ids = plan.config, plan.final, plan.clip_ids
+def plan_tables(plan: BuildPlan, *, large: bool = True) -> dict[str, pl.DataFrame]:
+    """The tables decided by the plan alone (atoms, events, queries, qrels, mc), in write order;
+    `large=False` leaves out the two that grow with the corpus (events, qrels)."""
+    config, clip_ids = plan.config, plan.clip_ids
     specs, query_ids, rel, positives, negatives = plan.specs, plan.query_ids, plan.relevant, plan.positives, plan.negatives
-    library = plan.library
-    sr = config.sample_rate
-    ptr = cols["clip_event_ptr"].astype(np.int64)
-    atoms_df = library.to_frame()
-    atom_ids = atoms_df["atom_id"].to_list()
-    labels = atoms_df["label"].to_list()
-
-    ev_clip = cols["ev_clip"].astype(np.int64)
-    event_index = np.arange(len(ev_clip)) - ptr[ev_clip]
-    onset = cols["ev_onset"].astype(np.int64)
-    offset = onset + cols["ev_length"].astype(np.int64)
-    atom = cols["ev_atom"].astype(np.int64)
-    clip_id_s = pl.Series("clip_id", clip_ids)
-    events = pl.DataFrame(
-        {
-            "clip_id": clip_id_s.gather(ev_clip),
-            "event_index": event_index.astype(np.int32),
-            "atom_id": pl.Series(atom_ids).gather(atom),
-            "label": pl.Series(labels).gather(atom),
-            "onset_sample": onset,
-            "offset_sample": offset,
-            "onset_s": onset / sr,
-            "offset_s": offset / sr,
-            "gain_db": cols["ev_gain_db"].astype(np.float64).round(2),
-            "mode": pl.Series(["native", "loop", "trim"]).gather(cols["ev_mode"].astype(np.int64)),
-        }
-    )
+    atoms_df = plan.library.to_frame()
+    del config
     queries = pl.DataFrame(
         {
             "query_id": query_ids,
@@ -210,14 +306,6 @@ def plan_tables(plan: BuildPlan) -> dict[str, pl.DataFrame]:
         },
         schema={"query_id": pl.String, "task": pl.String, "text": pl.String, "logic": pl.String, "shape": pl.String, "n_relevant": pl.Int64},
     )
-    qrels = pl.DataFrame(
-        {
-            "query_id": [qid for qid, r in zip(query_ids, rel) for _ in range(len(r))],
-            "clip_id": [clip_ids[int(c)] for r in rel for c in r],
-            "relevance": np.ones(sum(len(r) for r in rel), np.int32),
-        },
-        schema={"query_id": pl.String, "clip_id": pl.String, "relevance": pl.Int32},
-    )
     mc = pl.DataFrame(
         {
             "query_id": query_ids,
@@ -227,6 +315,10 @@ def plan_tables(plan: BuildPlan) -> dict[str, pl.DataFrame]:
         },
         schema={"query_id": pl.String, "positive_clip_id": pl.String, "negative_clip_id": pl.String, "task": pl.String},
     )
+    if not large:
+        return {"atoms": atoms_df, "queries": queries, "mc": mc}
+    events = pl.concat(list(_event_blocks(plan)), rechunk=True)
+    qrels = pl.concat(list(_qrels_blocks(plan)), rechunk=True)
     return {"atoms": atoms_df, "events": events, "queries": queries, "qrels": qrels, "mc": mc}
 
 
@@ -316,7 +408,7 @@ def write_scene_sources(root: Path, plan: BuildPlan) -> None:
             (root / sub / f"{name}.wav").write_bytes(_core.encode_audio(np.ascontiguousarray(audio, np.float32), sr, "wav_f32"))
 
 
-def write_beir(root: Path, plan: BuildPlan, qrels: pl.DataFrame) -> None:
+def write_beir(root: Path, plan: BuildPlan) -> None:
     """The BEIR/MTEB retrieval layout of the benchmark (a corpus row names its audio file)."""
     clip_ids, rel_paths, query_ids, specs = plan.clip_ids, plan.rel_paths, plan.query_ids, plan.specs
     (root / BEIR_QRELS).parent.mkdir(parents=True)
@@ -328,18 +420,18 @@ def write_beir(root: Path, plan: BuildPlan, qrels: pl.DataFrame) -> None:
             fh.write(json.dumps({"_id": qid, "text": s.text, "task": s.task}) + "\n")
     with open(root / BEIR_QRELS, "w") as fh:
         fh.write(BEIR_QRELS_HEADER + "\n")
-        for qid, cid in zip(qrels["query_id"].to_list(), qrels["clip_id"].to_list()):
-            fh.write(f"{qid}\t{cid}\t1\n")
+        for qid, rel in zip(query_ids, plan.relevant):
+            fh.writelines(f"{qid}\t{clip_ids[int(c)]}\t1\n" for c in rel)
 
 
 
-def benchmark_manifest(plan: BuildPlan, root: Path, tables: dict[str, pl.DataFrame]) -> dict:
-    """manifest.json of the written tables: parameters, derived counts, content hashes."""
+def benchmark_manifest(plan: BuildPlan, root: Path, tables: list[str]) -> dict:
+    """manifest.json of the written tables (`tables`: their names, in write order): parameters,
+    counts derived from the plan the tables were made of, content hashes."""
     config, params, library, specs = plan.config, plan.params, plan.library, plan.specs
     rel, planned, hard_counts, thresholds = plan.relevant, plan.planned, plan.hard_counts, list(plan.thresholds)
     sr = config.sample_rate
-    atoms_df, clips, events, qrels, mc = tables["atoms"], tables["clips"], tables["events"], tables["qrels"], tables["mc"]
-    n = len(clips)
+    n = plan.n_clips
     n_events = np.diff(plan.final["clip_event_ptr"].astype(np.int64))
     clip_len = plan.final["clip_length"].astype(np.int64)
     atom = plan.final["ev_atom"].astype(np.int64)
@@ -350,21 +442,21 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: dict[str, pl.DataFra
         for lab in positive_labels(s.logic) + [c["not"] for c in s.logic["all"] if "not" in c]:
             label_use[lab] = label_use.get(lab, 0) + 1
     counts = {
-        "atoms": len(atoms_df),
+        "atoms": len(library),
         "clips": n,
-        "clips_by_pattern": {p: int((clips["pattern"] == p).sum()) for p in PATTERNS},
-        "events": len(events),
+        "clips_by_pattern": {p: int(k) for p, k in zip(PATTERNS, np.bincount(plan.final["clip_overlap"], minlength=len(PATTERNS)))},
+        "events": len(atom),
         "queries": len(specs),
         "queries_by_task": {t: sum(1 for s in specs if s.task == t) for t in TASKS},
         "queries_by_shape": dict(sorted({s.shape: sum(1 for x in specs if x.shape == s.shape) for s in specs}.items())),
-        "qrels": len(qrels),
-        "mc_pairs": len(mc),
+        "qrels": sum(len(r) for r in rel),
+        "mc_pairs": len(plan.positives),
         "planned_hard_negatives": planned,
         "relevant_per_query": summary_stats(np.array([len(r) for r in rel], float)) if specs else None,
         "hard_negatives_per_query": summary_stats(np.array(hard_counts, float)) if specs else None,
         "clip_duration_s": {**summary_stats(durations), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
         "events_per_clip": {int(k): int(v) for k, v in zip(*np.unique(n_events, return_counts=True))},
-        "event_modes": {m: int((events["mode"] == m).sum()) for m in ("native", "loop", "trim")},
+        "event_modes": {m: int(k) for m, k in zip(("native", "loop", "trim"), np.bincount(plan.final["ev_mode"], minlength=3))},
         "label_use_in_queries": {
             "labels_used": len(label_use),
             "max": max(label_use.values(), default=0),

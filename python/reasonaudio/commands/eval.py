@@ -38,10 +38,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--bootstrap", type=int_in(0, 20_000), default=1000, help="bootstrap resamples for 95%% intervals, 0..20,000 (each holds an index per query; 0: none)")
     parser.add_argument("--seed", type=SEED, default=0, help="seed for bootstrap, random baseline and t-SNE, 0..2^32-1")
     parser.add_argument("--device", default=None, help="torch device for neural adapters: cpu, cuda, cuda:N or mps (default: cuda if available)")
-    parser.add_argument("--index", choices=("exact", "faiss", "auto"), default="exact",
+    parser.add_argument("--index", choices=("exact", "faiss", "auto", "ivf", "hnsw"), default="exact",
                         help="how embeddings are ranked: exact (the canonical kernel over every pair), faiss (FAISS "
                         "candidates re-scored and certified: the same results, faster on large corpora; GPU when FAISS "
-                        "reports one or with --device cuda), auto (faiss on a GPU from 50,000 clips, else exact; default exact)")
+                        "reports one or with --device cuda), auto (faiss on a GPU from 50,000 clips, else exact; default exact), "
+                        "ivf or hnsw (approximate FAISS indexes, faster on large corpora but may miss clips: results.json "
+                        "records the index and its recall of the exact top 100; never chosen by auto)")
     parser.add_argument("--offline", action="store_true",
                         help="Hub ids (models, hf://datasets/...) from the Hugging Face cache only, as HF_HUB_OFFLINE=1")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")

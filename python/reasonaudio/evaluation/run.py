@@ -22,6 +22,7 @@ from reasonaudio.retrieval.base import (
     as_float32_matrix,
 )
 from reasonaudio.retrieval.adapters.two_stage import CaptioningModel
+from reasonaudio.retrieval.approximate import APPROXIMATE, ApproximateRanker
 from reasonaudio.retrieval.certified import INDEXES, make_ranker
 from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_scores
 
@@ -102,7 +103,9 @@ def evaluate(
     device: str | None = None,
 ) -> EvalResult:
     """`index`: "exact", "faiss" or "auto" (`reasonaudio.retrieval.certified`: every result is the
-    same whichever ranks; `device` puts FAISS on a GPU, "cuda[:N]", or keeps it on "cpu")."""
+    same whichever ranks; `device` puts FAISS on a GPU, "cuda[:N]", or keeps it on "cpu"), or
+    "ivf" or "hnsw" (`reasonaudio.retrieval.approximate`: approximate heads; the settings record
+    the index and its recall of the exact top k)."""
     queries = QuerySet(benchmark.queries["query_id"].cast(pl.Utf8).to_list(), benchmark.queries["text"].to_list())
     clips = ClipSet(benchmark.clips["clip_id"].cast(pl.Utf8).to_list(), benchmark.audio_paths())
     tasks = benchmark.queries["task"].to_list()
@@ -110,8 +113,8 @@ def evaluate(
         raise UserError(f"{benchmark.root}: the benchmark has no queries")
     if not clips.ids:
         raise UserError(f"{benchmark.root}: the benchmark has no clips")
-    if index not in INDEXES:
-        raise UserError(f"index must be one of {', '.join(INDEXES)}, not {index!r}")
+    if index not in INDEXES + APPROXIMATE:
+        raise UserError(f"index must be one of {', '.join(INDEXES + APPROXIMATE)}, not {index!r}")
     model.prepare(benchmark)
 
     query_vectors = clip_vectors = score_matrix = ranker = None
@@ -121,7 +124,8 @@ def evaluate(
         _warn_degenerate(query_vectors, f"{model.spec}: query embeddings")
         _warn_degenerate(clip_vectors, f"{model.spec}: clip embeddings")
         # one canonical score per (query, clip) for the head, deeper ranks and the two-option test
-        ranker = make_ranker(index, query_vectors, clip_vectors, device=device)
+        ranker = (ApproximateRanker(query_vectors, clip_vectors, kind=index, device=device) if index in APPROXIMATE
+                  else make_ranker(index, query_vectors, clip_vectors, device=device))
     elif isinstance(model, ScoringModel):
         score_matrix = as_float32_matrix(model.score(queries, clips), f"{model.spec}: scores", len(queries.ids))
         if score_matrix.shape[1] != len(clips.ids):
@@ -229,6 +233,7 @@ def evaluate(
         rankings=pl.concat(ranking_parts),
         clip_ids=clips.ids,
         settings={"batch_size": batch_size, "bootstrap": n_boot, "seed": seed, "top_k": top,
+                  **({"approximate": ranker.describe(top)} if isinstance(ranker, ApproximateRanker) else {}),
                   **({"model": model.describe()} if callable(getattr(model, "describe", None)) else {})},
         query_vectors=l2_normalize(query_vectors) if keep_vectors and query_vectors is not None else None,
         clip_vectors=l2_normalize(clip_vectors) if keep_vectors and clip_vectors is not None else None,

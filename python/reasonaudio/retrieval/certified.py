@@ -264,7 +264,8 @@ class CertifiedRanker(EmbeddingRanker):
 
 def make_ranker(index: str, query_vectors: np.ndarray, clip_vectors: np.ndarray, *, device: str | None = None) -> EmbeddingRanker:
     """The ranker behind `--index`: `exact` (the canonical kernel over every pair), `faiss`
-    (certified FAISS candidates: the same results), `auto` (see `choose_index`)."""
+    (certified FAISS candidates: the same results), `auto` (see `choose_index`; never an approximate index,
+    `reasonaudio.retrieval.approximate`)."""
     chosen = choose_index(index, len(clip_vectors), device)
     if chosen == "faiss":
         return CertifiedRanker(query_vectors, clip_vectors, device=device)
