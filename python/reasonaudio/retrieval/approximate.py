@@ -140,7 +140,7 @@ class ApproximateRanker(EmbeddingRanker):
                 continue
             ts, tc = (targets[0][sub], targets[1][sub]) if targets is not None else (None, None)
             q = np.ascontiguousarray(self.queries[rows[sub]])
-            s, c, a = _core.canonical_rank(q, self.query_norms[rows[sub]], self.clips, self.clip_norms, depth, ts, tc)
+            s, c, a = _core.canonical_rank(_core.UnitRows(q, self.query_norms[rows[sub]]), self._clip_rows(), depth, ts, tc)
             if depth:
                 scores[sub], clips[sub] = s, c
             if targets is not None:
@@ -158,7 +158,7 @@ class ApproximateRanker(EmbeddingRanker):
         if not len(rows) or k == 0:
             return {"recall": 1.0, "queries": 0, "k": k}
         q = np.ascontiguousarray(self.queries[rows])
-        _, exact, _ = _core.canonical_rank(q, self.query_norms[rows], self.clips, self.clip_norms, k, None, None)
+        _, exact, _ = _core.canonical_rank(_core.UnitRows(q, self.query_norms[rows]), self._clip_rows(), k)
         _, approx, _ = self._rank(rows, k)
         held = sum(len(np.intersect1d(a, e)) for a, e in zip(approx, exact))
         return {"recall": held / (len(rows) * k), "queries": int(len(rows)), "k": k}
