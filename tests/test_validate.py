@@ -467,6 +467,29 @@ def test_beir_rows_disagree(bench: Path) -> None:
     assert "test.tsv has (q0000, clip0001) not in qrels.parquet" in fails["beir.qrels"][0]
 
 
+def test_beir_qrels_faults_each_named(bench: Path) -> None:
+    """Every kind of disagreement between test.tsv and qrels.parquet, counted and named by line."""
+    tsv = bench / "beir" / "qrels" / "test.tsv"
+    header, first, second, third, *rest = tsv.read_text().splitlines()
+    q1, c1, _ = first.split("\t")
+    q3, c3, _ = third.split("\t")
+    lines = [header, first, first, f"{q3}\t{c3}\t7", "q9\tc9\tone", "just two\tfields", "", *rest, "qX\tcX\t1"]
+    tsv.write_text("\n".join(lines) + "\n")
+    report = validate_benchmark(bench)
+    check = {c.name: c for c in report.checks}["beir.qrels"]
+    text = " | ".join(check.examples)
+    # two malformed lines, one pair listed twice, one lacking (the second row), one extra, one wrong score
+    assert check.violations == 6, text
+    assert "test.tsv line 5: expected query-id<TAB>corpus-id<TAB>integer score, got 'q9\\tc9\\tone'" in text
+    assert f"test.tsv line 3: pair ({q1!r}, {c1!r}) listed twice" in text
+    report = validate_benchmark(bench, max_examples=20)
+    text = " | ".join({c.name: c for c in report.checks}["beir.qrels"].examples)
+    assert f"test.tsv lacks ({second.split(chr(9))[0]}, {second.split(chr(9))[1]}) from qrels.parquet" in text
+    assert "test.tsv has (qX, cX) not in qrels.parquet" in text
+    assert f"test.tsv scores ({q3}, {c3}) 7, qrels.parquet 1" in text
+    assert "test.tsv line 6: expected" in text
+
+
 # -------------------------------------------------------------------------------------------- CLI
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
+
+import polars as pl
 
 from reasonaudio.contract import (
     BEIR_FILES,
@@ -110,23 +111,55 @@ def _check_beir(t: Tables, rec: _Recorder) -> None:
         return
     if not lines or lines[0] != BEIR_QRELS_HEADER:
         rec.violation("beir.qrels", f"test.tsv header is {lines[0] if lines else ''!r}, expected {BEIR_QRELS_HEADER!r}")
-    listed: dict[tuple[str, str], int] = {}
-    for lineno, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3 or not re.fullmatch(r"-?\d+", fields[2]):
-            rec.violation("beir.qrels", f"test.tsv line {lineno}: expected query-id<TAB>corpus-id<TAB>integer score, got {line[:80]!r}")
-            continue
-        key = (fields[0], fields[1])
-        if key in listed:
-            rec.violation("beir.qrels", f"test.tsv line {lineno}: pair {key} listed twice")
-        listed[key] = int(fields[2])
-    truth = {(q, c): r for q, c, r in t["qrels"].select("query_id", "clip_id", "relevance").iter_rows()}
-    for key in sorted(set(truth) - set(listed)):
-        rec.violation("beir.qrels", f"test.tsv lacks ({key[0]}, {key[1]}) from qrels.parquet")
-    for key in sorted(set(listed) - set(truth)):
-        rec.violation("beir.qrels", f"test.tsv has ({key[0]}, {key[1]}) not in qrels.parquet")
-    for key in sorted(set(listed) & set(truth)):
-        if listed[key] != truth[key]:
-            rec.violation("beir.qrels", f"test.tsv scores ({key[0]}, {key[1]}) {listed[key]}, qrels.parquet {truth[key]}")
+    _compare_qrels_tsv(lines[1:], t["qrels"], rec)
+
+
+def _compare_qrels_tsv(body: list[str], qrels: pl.DataFrame, rec: _Recorder) -> None:
+    """test.tsv's rows (`body`: the lines after the header) against qrels.parquet, as frames: a
+    corpus's millions of pairs are compared by joins, not one Python tuple each."""
+    name = "beir.qrels"
+
+    def report(frame: pl.DataFrame, message) -> None:
+        for row in frame.head(rec.max_examples).iter_rows(named=True):
+            rec.violation(name, message(row), 0)
+        rec.get(name).violations += frame.height
+
+    rows = (
+        pl.DataFrame({"line": body}, schema={"line": pl.String})
+        .with_row_index("lineno", offset=2)
+        .filter(pl.col("line").str.strip_chars() != "")
+        .with_columns(fields=pl.col("line").str.split("\t"))
+    )
+    well_formed = (pl.col("fields").list.len() == 3) & pl.col("fields").list.get(2, null_on_oob=True).str.contains(r"^-?\d+$")
+    report(
+        rows.filter(~well_formed),
+        lambda r: f"test.tsv line {r['lineno']}: expected query-id<TAB>corpus-id<TAB>integer score, got {r['line'][:80]!r}",
+    )
+    listed = rows.filter(well_formed).select(
+        "lineno",
+        pl.col("fields").list.get(0).alias("query_id"),
+        pl.col("fields").list.get(1).alias("clip_id"),
+        # a score too large for int64 is still an integer score, just never the parquet's
+        pl.col("fields").list.get(2).alias("score"),
+        pl.col("fields").list.get(2).cast(pl.Int64, strict=False).alias("listed"),
+    )
+    keys = ["query_id", "clip_id"]
+    report(
+        listed.filter(pl.int_range(pl.len()).over(keys) > 0).sort("lineno"),
+        lambda r: f"test.tsv line {r['lineno']}: pair ({r['query_id']!r}, {r['clip_id']!r}) listed twice",
+    )
+    listed = listed.unique(keys, keep="last", maintain_order=True)
+    truth = qrels.select("query_id", "clip_id", pl.col("relevance").cast(pl.Int64, strict=False))
+    report(
+        truth.join(listed, on=keys, how="anti").sort(keys),
+        lambda r: f"test.tsv lacks ({r['query_id']}, {r['clip_id']}) from qrels.parquet",
+    )
+    report(
+        listed.join(truth, on=keys, how="anti").sort(keys),
+        lambda r: f"test.tsv has ({r['query_id']}, {r['clip_id']}) not in qrels.parquet",
+    )
+    both = listed.join(truth, on=keys, how="inner")
+    report(
+        both.filter(pl.col("listed").is_null() | (pl.col("listed") != pl.col("relevance"))).sort(keys),
+        lambda r: f"test.tsv scores ({r['query_id']}, {r['clip_id']}) {r['score']}, qrels.parquet {r['relevance']}",
+    )

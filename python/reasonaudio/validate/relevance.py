@@ -72,7 +72,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
         rel_idx = np.flatnonzero(relevant)
         expected_q.append(np.full(rel_idx.size, qid, dtype=object))
         expected_c.append(clip_array[rel_idx])
-        relevant_sets[qid] = relevant
+        relevant_sets[qid] = np.packbits(relevant)  # 1 bit a clip: Q x N flags stay small at corpus scale
 
         unstable = np.flatnonzero(truth.robust != truth.possible)
         if unstable.size:
@@ -99,7 +99,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
         for label in positive:
             candidate &= index.present(label)
         hard = candidate & ~relevant
-        hard_sets[qid] = hard
+        hard_sets[qid] = np.packbits(hard)
         if not relevant.any():
             rec.violation("queries.positives", f"query {qid} ({task}): no relevant clip for {' & '.join(map(str, constraints))}")
         if not hard.any():
@@ -148,7 +148,14 @@ def _compare_qrels(t: Tables, rec: _Recorder, expected_q: list[np.ndarray], expe
     rec.note(name, f"{expected.height} relevant pair(s) recomputed, {missing.height} missing, {extra.height} extra")
 
 
+def _bit(packed: np.ndarray, i: int) -> bool:
+    """Flag `i` of an array packed by `np.packbits` (big-endian bit order)."""
+    return bool((packed[i >> 3] >> (7 - (i & 7))) & 1)
+
+
 def _check_mc(t: Tables, rec: _Recorder, relevant: dict[str, np.ndarray], hard: dict[str, np.ndarray], position: dict[str, int]) -> None:
+    """mc.parquet's pairs against each query's relevant and hard-negative clips (`relevant`, `hard`:
+    flags per clip position, packed by `np.packbits`)."""
     name = "mc.pairs"
     if not t.has("mc", "queries"):
         rec.skip(name, "mc.parquet or queries.parquet unusable")
@@ -167,10 +174,10 @@ def _check_mc(t: Tables, rec: _Recorder, relevant: dict[str, np.ndarray], hard: 
         if qid not in relevant:
             continue  # unknown query (layout.references) or unparsable logic (queries.logic)
         where = f"mc.parquet row {row['_row']} (query {qid})"
-        if pos in position and not relevant[qid][position[pos]]:
+        if pos in position and not _bit(relevant[qid], position[pos]):
             rec.violation(name, f"{where}: positive {pos} is not relevant")
         if neg in position:
-            if relevant[qid][position[neg]]:
+            if _bit(relevant[qid], position[neg]):
                 rec.violation(name, f"{where}: negative {neg} is relevant")
-            elif not hard[qid][position[neg]]:
+            elif not _bit(hard[qid], position[neg]):
                 rec.violation(name, f"{where}: negative {neg} is not a hard negative (lacks a positively mentioned label)")
