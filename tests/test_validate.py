@@ -490,6 +490,21 @@ def test_beir_qrels_faults_each_named(bench: Path) -> None:
     assert "test.tsv line 6: expected" in text
 
 
+def test_beir_qrels_fast_path_agrees(bench: Path) -> None:
+    """A test.tsv that the CSV reader parses but that differs from the parquet in a way only the line
+    reading names (a signed score, a swapped pair of rows) is still reported line by line; CRLF
+    line ends are no fault."""
+    tsv = bench / "beir" / "qrels" / "test.tsv"
+    header, first, second, *rest = tsv.read_text().splitlines()
+    q, c, _ = first.split("\t")
+    tsv.write_text("\r\n".join([header, first, second, *rest]) + "\r\n")
+    assert "beir.qrels" not in failed(bench)
+    tsv.write_text("\n".join([header, f"{q}\t{c}\t+1", second, *rest]) + "\n")
+    assert failed(bench)["beir.qrels"][0].startswith("test.tsv line 2: expected query-id<TAB>corpus-id<TAB>integer score")
+    tsv.write_text("\n".join([header, second, first, *rest]) + "\n")
+    assert "beir.qrels" not in failed(bench)  # the same pairs in another order
+
+
 # -------------------------------------------------------------------------------------------- CLI
 
 

@@ -61,7 +61,7 @@ def _check_beir(t: Tables, rec: _Recorder) -> None:
     if not corpus_path.is_file() or not t.has("clips"):
         rec.skip("beir.corpus", "needs beir/corpus.jsonl and clips.parquet")
     else:
-        rows = _read_jsonl(corpus_path, rec, "beir.corpus")
+        rows = None if _corpus_is_clips(corpus_path, t["clips"]) else _read_jsonl(corpus_path, rec, "beir.corpus")
         if rows is not None:
             paths = dict(zip(t["clips"]["clip_id"].to_list(), t["clips"]["path"].to_list()))
             seen: set[str] = set()
@@ -104,6 +104,8 @@ def _check_beir(t: Tables, rec: _Recorder) -> None:
     if not qrels_path.is_file() or not t.has("qrels"):
         rec.skip("beir.qrels", "needs beir/qrels/test.tsv and qrels.parquet")
         return
+    if _tsv_is_parquet(qrels_path, t["qrels"]):
+        return
     try:
         lines = qrels_path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
@@ -112,6 +114,45 @@ def _check_beir(t: Tables, rec: _Recorder) -> None:
     if not lines or lines[0] != BEIR_QRELS_HEADER:
         rec.violation("beir.qrels", f"test.tsv header is {lines[0] if lines else ''!r}, expected {BEIR_QRELS_HEADER!r}")
     _compare_qrels_tsv(lines[1:], t["qrels"], rec)
+
+
+def _corpus_is_clips(path: Path, clips: pl.DataFrame) -> bool:
+    """Whether corpus.jsonl has one row per clip of clips.parquet, in its order, each with a string
+    field naming the clip's path as clips.parquet gives it (what `build` writes): read by polars'
+    NDJSON reader, without a Python dict per row. Anything else is left to the row-by-row check."""
+    try:
+        corpus = pl.read_ndjson(path)
+    except Exception:  # polars raises several types for a malformed file
+        return False
+    if corpus.height != clips.height or corpus.schema.get("_id") != pl.String or not clips["clip_id"].is_unique().all():
+        return False
+    fields = [name for name, dtype in corpus.schema.items() if name != "_id" and dtype == pl.String]
+    if not fields:
+        return False
+    paired = corpus.with_columns(clips.select(pl.col("clip_id").alias("_clip"), pl.col("path").alias("_path")))
+    return paired.select(
+        (pl.col("_id") == pl.col("_clip")).all() & pl.any_horizontal(pl.col(f) == pl.col("_path") for f in fields).fill_null(False).all()
+    ).item()
+
+
+def _tsv_is_parquet(path: Path, qrels: pl.DataFrame) -> bool:
+    """Whether test.tsv lists qrels.parquet's pairs row for row with the header and integer scores
+    (what `build` writes): read by polars' CSV reader, without a Python string per line. Anything
+    else, unreadable files included, is left to `_compare_qrels_tsv`, which names the lines."""
+    try:
+        tsv = pl.read_csv(path, separator="\t", quote_char=None, infer_schema=False, has_header=True)
+    except Exception:  # polars raises several types for a malformed file
+        return False
+    if tsv.columns != BEIR_QRELS_HEADER.split("\t") or tsv.height != qrels.height:
+        return False
+    query, clip, score = tsv.columns
+    if not tsv.select(pl.col(score).str.contains(r"^-?\d+$").all()).item():
+        return False
+    listed = tsv.select(
+        pl.col(query).alias("query_id"), pl.col(clip).alias("clip_id"), pl.col(score).cast(pl.Int64, strict=False).alias("relevance")
+    )
+    truth = qrels.select("query_id", "clip_id", pl.col("relevance").cast(pl.Int64, strict=False))
+    return listed.equals(truth) and not listed.select(pl.struct("query_id", "clip_id").is_duplicated().any()).item()
 
 
 def _compare_qrels_tsv(body: list[str], qrels: pl.DataFrame, rec: _Recorder) -> None:
@@ -144,12 +185,13 @@ def _compare_qrels_tsv(body: list[str], qrels: pl.DataFrame, rec: _Recorder) -> 
         pl.col("fields").list.get(2).cast(pl.Int64, strict=False).alias("listed"),
     )
     keys = ["query_id", "clip_id"]
-    report(
-        listed.filter(pl.int_range(pl.len()).over(keys) > 0).sort("lineno"),
-        lambda r: f"test.tsv line {r['lineno']}: pair ({r['query_id']!r}, {r['clip_id']!r}) listed twice",
-    )
-    listed = listed.unique(keys, keep="last", maintain_order=True)
+    twice = listed.filter(~pl.struct(keys).is_first_distinct())
+    report(twice, lambda r: f"test.tsv line {r['lineno']}: pair ({r['query_id']!r}, {r['clip_id']!r}) listed twice")
+    if twice.height:
+        listed = listed.unique(keys, keep="last", maintain_order=True)
     truth = qrels.select("query_id", "clip_id", pl.col("relevance").cast(pl.Int64, strict=False))
+    if listed.select(*keys, pl.col("listed").alias("relevance")).equals(truth):
+        return  # row for row the parquet's pairs (how `build` writes them): nothing lacks, nothing differs
     report(
         truth.join(listed, on=keys, how="anti").sort(keys),
         lambda r: f"test.tsv lacks ({r['query_id']}, {r['clip_id']}) from qrels.parquet",

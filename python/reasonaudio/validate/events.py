@@ -18,14 +18,28 @@ def _clip_lengths(t: Tables) -> pl.DataFrame:
 
 
 def _event_pairs(t: Tables) -> pl.DataFrame:
-    """Every unordered pair of events in the same clip with its common time (negative = gap), in samples."""
-    ev = t["events"].select(
-        "clip_id", "event_index", "label", pl.col("onset_sample").cast(pl.Int64).alias("on"), pl.col("offset_sample").cast(pl.Int64).alias("off")
+    """Every unordered pair of events in the same clip (`_row`, `_row_b`: their rows of events.parquet;
+    `clip`: the clip_id as a category) with its common time (negative = gap), in samples. A corpus
+    has tens of millions of pairs: they carry row numbers, not the events' strings."""
+    ev = t["events"].with_row_index("_row").select(
+        "_row", pl.col("clip_id").cast(pl.Categorical).alias("clip"), "event_index",
+        pl.col("onset_sample").cast(pl.Int64).alias("on"), pl.col("offset_sample").cast(pl.Int64).alias("off"),
     )
-    pairs = ev.join(ev, on="clip_id", suffix="_b").filter(pl.col("event_index") < pl.col("event_index_b"))
-    return pairs.with_columns(
-        (pl.min_horizontal("off", "off_b") - pl.max_horizontal("on", "on_b")).alias("common")
+    pairs = ev.join(ev, on="clip", suffix="_b").filter(pl.col("event_index") < pl.col("event_index_b"))
+    return pairs.select(
+        "_row", "_row_b", "clip", (pl.min_horizontal("off", "off_b") - pl.max_horizontal("on", "on_b")).alias("common")
     )
+
+
+def _pair_rows(t: Tables, pairs: pl.DataFrame) -> pl.DataFrame:
+    """`pairs` (a few) with both events' clip_id, event_index, label, on and off, sorted by clip_id
+    and event indices."""
+    ev = t["events"].with_row_index("_row").select(
+        "_row", "clip_id", "event_index", "label",
+        pl.col("onset_sample").cast(pl.Int64).alias("on"), pl.col("offset_sample").cast(pl.Int64).alias("off"),
+    )
+    both = pairs.select("_row", "_row_b", "common").join(ev, on="_row").join(ev.drop("clip_id"), left_on="_row_b", right_on="_row", suffix="_b")
+    return both.sort("clip_id", "event_index", "event_index_b")
 
 
 def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
@@ -73,7 +87,9 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
         rec.get("events.times").violations += bad.height
 
     pairs = _event_pairs(t)
-    overlapping = pairs.filter(pl.col("common") > 0).group_by("clip_id").len("n_overlapping")
+    overlapping = (
+        pairs.filter(pl.col("common") > 0).group_by("clip").len("n_overlapping").select(pl.col("clip").cast(pl.String).alias("clip_id"), "n_overlapping")
+    )
     pattern = clips.select("clip_id", "pattern").join(overlapping, on="clip_id", how="left").with_columns(pl.col("n_overlapping").fill_null(0))
     bad_pattern = pattern.filter(~pl.col("pattern").is_in(list(PATTERNS)))
     seq_overlapping = pattern.filter((pl.col("pattern") == "sequential") & (pl.col("n_overlapping") > 0))
@@ -81,15 +97,15 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
     for row in bad_pattern.head(rec.max_examples).iter_rows(named=True):
         rec.violation("clips.pattern", f"clip {row['clip_id']}: pattern {row['pattern']!r} (expected sequential or overlap)", 0)
     for row in seq_overlapping.head(rec.max_examples).iter_rows(named=True):
-        first = pairs.filter((pl.col("clip_id") == row["clip_id"]) & (pl.col("common") > 0)).row(0, named=True)
+        first = _pair_rows(t, pairs.filter((pl.col("clip").cast(pl.String) == row["clip_id"]) & (pl.col("common") > 0))).row(0, named=True)
         rec.violation("clips.pattern", f"clip {row['clip_id']}: sequential but {first['label']} and {first['label_b']} overlap by {first['common'] / sr:.3f} s", 0)
     for row in ovl_none.head(rec.max_examples).iter_rows(named=True):
         rec.violation("clips.pattern", f"clip {row['clip_id']}: pattern overlap but no two events overlap", 0)
     rec.get("clips.pattern").violations += bad_pattern.height + seq_overlapping.height + ovl_none.height
 
     slack = 2 * margin_s * sr
-    close = pairs.filter(pl.col("common").cast(pl.Float64).abs() <= slack).sort("clip_id", "event_index", "event_index_b")
-    for row in close.head(rec.max_examples).iter_rows(named=True):
+    close = pairs.filter(pl.col("common").cast(pl.Float64).abs() <= slack)
+    for row in _pair_rows(t, close).head(rec.max_examples).iter_rows(named=True):
         relation = f"overlap by {row['common'] / sr:.3f} s" if row["common"] > 0 else f"are {-row['common'] / sr:.3f} s apart"
         rec.violation(
             "margin.event_gaps",
