@@ -48,16 +48,16 @@ fn columns<'py>(py: Python<'py>, plans: &[ClipPlan]) -> PyResult<Bound<'py, PyDi
     }
     let clip_length: Vec<i64> = plans.iter().map(|p| p.length).collect();
     let pattern: Vec<u8> = plans.iter().map(|p| (p.pattern == Pattern::Overlap) as u8).collect();
-    let out = PyDict::new_bound(py);
-    out.set_item("clip_event_ptr", ptr.into_pyarray_bound(py))?;
-    out.set_item("ev_clip", clip.into_pyarray_bound(py))?;
-    out.set_item("ev_atom", atom.into_pyarray_bound(py))?;
-    out.set_item("ev_onset", onset.into_pyarray_bound(py))?;
-    out.set_item("ev_length", length.into_pyarray_bound(py))?;
-    out.set_item("ev_gain_db", gain.into_pyarray_bound(py))?;
-    out.set_item("ev_mode", mode.into_pyarray_bound(py))?;
-    out.set_item("clip_length", clip_length.into_pyarray_bound(py))?;
-    out.set_item("clip_overlap", pattern.into_pyarray_bound(py))?;
+    let out = PyDict::new(py);
+    out.set_item("clip_event_ptr", ptr.into_pyarray(py))?;
+    out.set_item("ev_clip", clip.into_pyarray(py))?;
+    out.set_item("ev_atom", atom.into_pyarray(py))?;
+    out.set_item("ev_onset", onset.into_pyarray(py))?;
+    out.set_item("ev_length", length.into_pyarray(py))?;
+    out.set_item("ev_gain_db", gain.into_pyarray(py))?;
+    out.set_item("ev_mode", mode.into_pyarray(py))?;
+    out.set_item("clip_length", clip_length.into_pyarray(py))?;
+    out.set_item("clip_overlap", pattern.into_pyarray(py))?;
     Ok(out)
 }
 
