@@ -37,9 +37,40 @@ def test_plan_errors() -> None:
         _core.plan_params_check(json.dumps(bad), 10)
     natives = np.full(20, 8000, np.int64)
     with pytest.raises(errors.PlanError, match="pattern must be 'sequential' or 'overlap', got \"both\""):
-        _core.plan_clip(natives, 0, 0, "both", _core.plan_params_default())
+        _core.plan_clip(natives, _core.plan_params_default(), _core.ClipRequest(), pattern="both", seed=0, key=0)
+    with pytest.raises(errors.PlanError, match="atom index 20 out of range"):
+        request = _core.ClipRequest(required=[20])
+        _core.plan_clip(natives, _core.plan_params_default(), request, pattern="sequential", seed=0, key=0)
     with pytest.raises(errors.PlanError, match="overlap_fraction 2 is not within"):
         _core.plan_corpus(natives, 10, 2.0, 0, _core.plan_params_default())
+
+
+@pytest.mark.parametrize(
+    ("request_args", "message"),
+    [
+        ({"required": [3, 3]}, "an atom is required twice"),
+        ({"required": [3], "excluded": [3]}, "an atom is both required and excluded"),
+        ({"required": [3, 4], "required_bins": [0]}, "required_bins must be empty or match required"),
+        ({"required": [3], "overlap_first_pair": True}, "overlap_first_pair needs two required atoms"),
+    ],
+)
+def test_clip_request_is_checked_when_made(request_args: dict, message: str) -> None:
+    with pytest.raises(errors.PlanError, match=f"^invalid clip request: {message}"):
+        _core.ClipRequest(**request_args)
+
+
+def test_clip_request_plans_what_it_asks_for() -> None:
+    with pytest.raises(TypeError):
+        _core.ClipRequest([3, 4])  # type: ignore[misc]
+    request = _core.ClipRequest(required=[4, 3], ordered=True, excluded=[0], required_bins=[None, 1], n_events=3)
+    assert (request.required, request.ordered, request.excluded) == ([4, 3], True, [0])
+    assert (request.required_bins, request.overlap_first_pair, request.n_events) == ([None, 1], False, 3)
+    natives = np.full(20, 8000, np.int64)
+    plan = _core.plan_clip(natives, _core.plan_params_default(), request, pattern="sequential", seed=5, key=9)
+    atoms = list(plan["ev_atom"][np.argsort(plan["ev_onset"], kind="stable")])
+    assert len(atoms) == 3 and 0 not in atoms and atoms.index(4) < atoms.index(3)
+    again = _core.plan_clip(natives, _core.plan_params_default(), request, pattern="sequential", seed=5, key=9)
+    assert all(np.array_equal(plan[k], again[k]) for k in plan)
 
 
 def _annotate(ev_clip, logic=LOGIC, labels=("a",)):

@@ -17,6 +17,7 @@ __version__: str
 __all__ = [
     "AudioBank",
     "Beds",
+    "ClipRequest",
     "Corpus",
     "EventLabels",
     "EventTable",
@@ -262,20 +263,46 @@ def plan_corpus(
     ev_length, ev_gain_db, ev_mode (0 native, 1 loop, 2 trim), clip_length, clip_overlap.
     Raises PlanError."""
 
+@_typing.final
+class ClipRequest:
+    """What one clip planned on purpose must hold; PlanError when made for an atom required twice,
+    one both required and excluded, required_bins neither empty nor one per required atom, or
+    overlap_first_pair with fewer than two required atoms."""
+
+    def __new__(
+        cls,
+        *,
+        required: list[int] = ...,
+        ordered: bool = False,
+        excluded: list[int] = ...,
+        required_bins: list[int | None] = ...,
+        overlap_first_pair: bool = False,
+        n_events: int | None = None,
+    ) -> ClipRequest: ...
+    @property
+    def required(self) -> list[int]: ...
+    @property
+    def ordered(self) -> bool: ...
+    @property
+    def excluded(self) -> list[int]: ...
+    @property
+    def required_bins(self) -> list[int | None]: ...
+    @property
+    def overlap_first_pair(self) -> bool: ...
+    @property
+    def n_events(self) -> int | None: ...
+
 def plan_clip(
     native_lengths: _npt.NDArray[_np.int64],
+    params_json: str,
+    request: ClipRequest,
+    *,
+    pattern: str,
     seed: int,
     key: int,
-    pattern: str,
-    params_json: str,
-    required: list[int] = ...,
-    excluded: list[int] = ...,
-    ordered: bool = False,
-    required_bins: list[int | None] = ...,
-    overlap_first_pair: bool = False,
-    n_events: int | None = None,
 ) -> dict[str, _npt.NDArray]:
-    """Plan one clip from (seed, key) under a request (same columns as plan_corpus)."""
+    """Plan one clip from (seed, key) in `pattern` ("sequential" | "overlap") under `request` (same
+    columns as plan_corpus). Raises PlanError."""
 
 # --- procedural atoms ---
 def procedural_atoms(

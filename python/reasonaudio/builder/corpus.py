@@ -111,7 +111,20 @@ def _containment_logic(logic: dict) -> dict:
 # --- hard negatives planned on purpose -------------------------------------------------------------
 
 
-def _hard_negative_request(spec: QuerySpec, label_index: dict[str, int], bin_of_threshold) -> list[dict]:
+# A way to plan a hard negative: a pattern and what the clip must hold, or why it cannot be asked for.
+_Way = tuple[str, _core.ClipRequest | str]
+
+
+def _way(pattern: str, **request) -> _Way:
+    """A request that cannot be made (e.g. a label both required and negated) stays in its place in
+    the cycle of attempts as its error, so the keys of the other attempts do not move."""
+    try:
+        return pattern, _core.ClipRequest(**request)
+    except ValueError as err:
+        return pattern, str(err)
+
+
+def _hard_negative_request(spec: QuerySpec, label_index: dict[str, int], bin_of_threshold) -> list[_Way]:
     """Ways to plan a clip that holds every positive label of the query and breaks its logic."""
     lid = label_index
     cons = spec.logic["all"]
@@ -120,21 +133,21 @@ def _hard_negative_request(spec: QuerySpec, label_index: dict[str, int], bin_of_
     overlaps = [c["overlap"] for c in cons if "overlap" in c]
     durs = [c["duration"] for c in cons if "duration" in c]
     pos = [lid[x] for x in positive_labels(spec.logic)]
-    requests: list[dict] = []
+    requests: list[_Way] = []
     if nots:
         # contain a negated sound: breaks `not` whatever else happens
-        requests.append({"pattern": "sequential", "required": pos + [nots[0]], "ordered": False})
+        requests.append(_way("sequential", required=pos + [nots[0]]))
     if befores:
         a, b = befores[0]
         rest = [x for x in pos if x not in (lid[a], lid[b])]
-        requests.append({"pattern": "sequential", "required": [lid[b], lid[a]] + rest, "ordered": True})
+        requests.append(_way("sequential", required=[lid[b], lid[a]] + rest, ordered=True))
     if overlaps:
-        requests.append({"pattern": "sequential", "required": pos, "ordered": False})
+        requests.append(_way("sequential", required=pos))
     for d in durs:
         bins = bin_of_threshold(d)
         if bins is not None:
             req_bins = [bins if x == lid[d["label"]] else None for x in pos]
-            requests.append({"pattern": "sequential", "required": pos, "ordered": False, "required_bins": req_bins})
+            requests.append(_way("sequential", required=pos, required_bins=req_bins))
     return requests
 
 
@@ -168,21 +181,15 @@ def _plan_hard_negative(
     if not requests:
         raise CorpusFull(query_index, f"no way to plan a hard negative for {json.dumps(spec.logic)}")
     for attempt in range(64):
-        req = requests[(attempt + variant) % len(requests)]
+        wanted, request = requests[(attempt + variant) % len(requests)]
         key = (1 << 48) + (variant << 40) + query_index * 1024 + attempt
         # the request's own pattern when a clip of it is free, else the other one
-        pattern = req["pattern"] if req["pattern"] in patterns else patterns[attempt % len(patterns)]
+        pattern = wanted if wanted in patterns else patterns[attempt % len(patterns)]
+        if isinstance(request, str):
+            last_error = request
+            continue
         try:
-            plan = _core.plan_clip(
-                natives,
-                config.seed,
-                key,
-                pattern,
-                params_json,
-                required=req["required"],
-                ordered=req["ordered"],
-                required_bins=req.get("required_bins", []),
-            )
+            plan = _core.plan_clip(natives, params_json, request, pattern=pattern, seed=config.seed, key=key)
         except ValueError as err:  # e.g. more required sounds than max_events allows
             last_error = str(err)
             continue

@@ -178,6 +178,30 @@ pub struct ClipRequest {
     pub n_events: Option<u32>,
 }
 
+impl ClipRequest {
+    /// Checks what the request says about itself (no atom twice, nothing both required and
+    /// excluded, bins matching `required`); [`plan_clip`] checks the rest against the parameters
+    /// and the library.
+    pub fn check(&self) -> Result<(), PlanError> {
+        let bad = |m: String| Err(PlanError::InvalidRequest(m));
+        let mut seen = self.required.clone();
+        seen.sort_unstable();
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            return bad("an atom is required twice (a label occurs at most once per clip)".into());
+        }
+        if self.required.iter().any(|a| self.excluded.contains(a)) {
+            return bad("an atom is both required and excluded".into());
+        }
+        if !self.required_bins.is_empty() && self.required_bins.len() != self.required.len() {
+            return bad("required_bins must be empty or match required".into());
+        }
+        if self.overlap_first_pair && self.required.len() < 2 {
+            return bad("overlap_first_pair needs two required atoms".into());
+        }
+        Ok(())
+    }
+}
+
 impl PlanParams {
     /// Checks the parameters against each other, the contract's margin rule and a library of
     /// `n_atoms` atoms.
@@ -380,19 +404,12 @@ pub fn plan_corpus_cancellable(
 
 fn check_request(params: &PlanParams, n_atoms: usize, request: &ClipRequest) -> Result<(), PlanError> {
     params.validate(n_atoms)?;
+    request.check()?;
     let bad = |m: String| Err(PlanError::InvalidRequest(m));
     for &a in request.required.iter().chain(request.excluded.iter()) {
         if a as usize >= n_atoms {
             return bad(format!("atom index {a} out of range (library has {n_atoms})"));
         }
-    }
-    let mut seen = request.required.clone();
-    seen.sort_unstable();
-    if seen.windows(2).any(|w| w[0] == w[1]) {
-        return bad("an atom is required twice (a label occurs at most once per clip)".into());
-    }
-    if request.required.iter().any(|a| request.excluded.contains(a)) {
-        return bad("an atom is both required and excluded".into());
     }
     if request.required.len() > params.max_events as usize {
         return bad(format!(
@@ -401,14 +418,8 @@ fn check_request(params: &PlanParams, n_atoms: usize, request: &ClipRequest) -> 
             params.max_events
         ));
     }
-    if !request.required_bins.is_empty() && request.required_bins.len() != request.required.len() {
-        return bad("required_bins must be empty or match required".into());
-    }
     if request.required_bins.iter().flatten().any(|&b| b >= params.duration_bins.len()) {
         return bad("required_bins names a duration bin that does not exist".into());
-    }
-    if request.overlap_first_pair && request.required.len() < 2 {
-        return bad("overlap_first_pair needs two required atoms".into());
     }
     if let Some(n) = request.n_events {
         if n < params.min_events.max(request.required.len() as u32) || n > params.max_events {

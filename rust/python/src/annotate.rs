@@ -99,7 +99,7 @@ fn annotate_csr<'py>(
         relevance_cancellable(&columns, table.n_clips, table.rate, &table.labels, queries, threads, Cancel::new(flag))
     })?
     .map_err(annotate_error)?;
-    Ok((rel.indptr.into_pyarray_bound(py), rel.clip_indices.into_pyarray_bound(py)))
+    Ok((rel.indptr.into_pyarray(py), rel.clip_indices.into_pyarray(py)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -33,7 +33,7 @@ fn procedural_atoms(py: Python<'_>, sample_rate: u32, seed: u64) -> PyResult<Ato
         phrases.push(atom.phrase);
         families.push(atom.family);
     }
-    Ok((labels, phrases, families, audio.into_pyarray_bound(py), offsets.into_pyarray_bound(py)))
+    Ok((labels, phrases, families, audio.into_pyarray(py), offsets.into_pyarray(py)))
 }
 
 /// DC removal, 5 ms edge fades, RMS normalisation to -20 dBFS and a smooth
@@ -49,8 +49,8 @@ fn finish_atom<'py>(
     if samples.iter().any(|v| !v.is_finite()) {
         return Err(AtomError::new_err("finish_atom: input contains NaN or infinite samples"));
     }
-    let out = py.allow_threads(|| reasonaudio_core::atoms::finish_atom(&samples, sample_rate));
-    Ok(out.into_pyarray_bound(py))
+    let out = py.detach(|| reasonaudio_core::atoms::finish_atom(&samples, sample_rate));
+    Ok(out.into_pyarray(py))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -12,7 +12,7 @@ fn array<'a, 'py, T: Element>(
     name: &str,
     dtype: &str,
 ) -> PyResult<&'a Bound<'py, PyArray1<T>>> {
-    match obj.downcast::<PyArray1<T>>() {
+    match obj.cast::<PyArray1<T>>() {
         Ok(a) if a.is_contiguous() => Ok(a),
         Ok(_) => Err(MixError::new_err(format!("{name} must be a contiguous array (use np.ascontiguousarray)"))),
         Err(_) => {

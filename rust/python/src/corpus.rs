@@ -75,7 +75,7 @@ impl EventTable {
         let ev_atom = keep::<u32>(ev_atom, "ev_atom", "uint32")?;
         let ev_clip = match ev_clip {
             Some(c) => keep(c, "ev_clip", "uint32")?,
-            None => PyArray1::<u32>::zeros_bound(py, rows(py, &ev_atom), false).unbind(),
+            None => PyArray1::<u32>::zeros(py, rows(py, &ev_atom), false).unbind(),
         };
         let table = EventTable {
             ev_clip,

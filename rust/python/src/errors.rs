@@ -1,7 +1,5 @@
 //! The boundary's two disciplines: core errors become the exception classes of
 //! `reasonaudio.errors` by kind, and long calls run where Ctrl-C can stop them.
-// pyo3 0.22's `import_exception_bound!` tests a `gil-refs` feature this crate does not declare.
-#![allow(unexpected_cfgs)]
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -10,15 +8,15 @@ use pyo3::prelude::*;
 
 // The classes live in Python (python/reasonaudio/errors.py) so that Python code can raise and
 // subclass them too; `init` below imports them once, at module import.
-pyo3::import_exception_bound!(reasonaudio.errors, PlanError);
-pyo3::import_exception_bound!(reasonaudio.errors, AnnotateError);
-pyo3::import_exception_bound!(reasonaudio.errors, LogicError);
-pyo3::import_exception_bound!(reasonaudio.errors, EventError);
-pyo3::import_exception_bound!(reasonaudio.errors, MixError);
-pyo3::import_exception_bound!(reasonaudio.errors, ColumnTypeError);
-pyo3::import_exception_bound!(reasonaudio.errors, AudioWriteError);
-pyo3::import_exception_bound!(reasonaudio.errors, ResampleError);
-pyo3::import_exception_bound!(reasonaudio.errors, AtomError);
+pyo3::import_exception!(reasonaudio.errors, PlanError);
+pyo3::import_exception!(reasonaudio.errors, AnnotateError);
+pyo3::import_exception!(reasonaudio.errors, LogicError);
+pyo3::import_exception!(reasonaudio.errors, EventError);
+pyo3::import_exception!(reasonaudio.errors, MixError);
+pyo3::import_exception!(reasonaudio.errors, ColumnTypeError);
+pyo3::import_exception!(reasonaudio.errors, AudioWriteError);
+pyo3::import_exception!(reasonaudio.errors, ResampleError);
+pyo3::import_exception!(reasonaudio.errors, AtomError);
 
 /// Resolves, at module import, everything the bindings would otherwise look up lazily through
 /// Python on first use. A lazy lookup runs Python code, where a pending Ctrl-C is raised; rust-numpy
@@ -26,20 +24,20 @@ pyo3::import_exception_bound!(reasonaudio.errors, AtomError);
 /// Ctrl-C that landed before the first numpy call of a process became a `PanicException`. Done
 /// here, a failure is an ordinary exception of `import reasonaudio._core`.
 pub fn init(py: Python<'_>) -> PyResult<()> {
-    py.import_bound("numpy")?;
+    py.import("numpy")?;
     // The first array call loads numpy's C-API capsule (cached for the life of the process).
-    numpy::PyArray1::<f32>::zeros_bound(py, 0, false);
-    py.import_bound("reasonaudio.errors")?;
+    numpy::PyArray1::<f32>::zeros(py, 0, false);
+    py.import("reasonaudio.errors")?;
     let _ = (
-        py.get_type_bound::<PlanError>(),
-        py.get_type_bound::<AnnotateError>(),
-        py.get_type_bound::<LogicError>(),
-        py.get_type_bound::<EventError>(),
-        py.get_type_bound::<MixError>(),
-        py.get_type_bound::<ColumnTypeError>(),
-        py.get_type_bound::<AudioWriteError>(),
-        py.get_type_bound::<ResampleError>(),
-        py.get_type_bound::<AtomError>(),
+        py.get_type::<PlanError>(),
+        py.get_type::<AnnotateError>(),
+        py.get_type::<LogicError>(),
+        py.get_type::<EventError>(),
+        py.get_type::<MixError>(),
+        py.get_type::<ColumnTypeError>(),
+        py.get_type::<AudioWriteError>(),
+        py.get_type::<ResampleError>(),
+        py.get_type::<AtomError>(),
     );
     Ok(())
 }
@@ -71,7 +69,7 @@ where
     F: FnOnce(&AtomicBool) -> T + Send,
 {
     let cancel = AtomicBool::new(false);
-    py.allow_threads(|| {
+    py.detach(|| {
         std::thread::scope(|scope| {
             let (done, result) = mpsc::channel();
             let cancel = &cancel;
@@ -86,7 +84,7 @@ where
                     // The worker panicked: `join` below hands the panic on.
                     Err(RecvTimeoutError::Disconnected) => break None,
                     Err(RecvTimeoutError::Timeout) if interrupt.is_none() => {
-                        if let Err(err) = Python::with_gil(|py| py.check_signals()) {
+                        if let Err(err) = Python::attach(|py| py.check_signals()) {
                             cancel.store(true, Ordering::Relaxed);
                             interrupt = Some(err);
                         }

@@ -3,8 +3,6 @@
 //! and one for a clip (`render.rs`); the other files bind one core module each. Each exposes
 //! `register`. Errors are raised as the classes of
 //! `reasonaudio.errors` by kind, and long calls stop on Ctrl-C (see `errors.rs`).
-// A false positive on the wrappers pyo3 0.22 generates for `PyResult` returns.
-#![allow(clippy::useless_conversion)]
 use pyo3::prelude::*;
 
 mod annotate;
@@ -18,7 +16,9 @@ mod render;
 mod resample;
 mod scene;
 
-#[pymodule]
+// Declared as needing the GIL: the module is built and tested for GIL-enabled CPython only (an abi3
+// wheel), so a free-threaded interpreter keeps its GIL on while the module is loaded.
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::init(m.py())?;
     m.add("__version__", reasonaudio_core::version())?;

@@ -3,7 +3,7 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use reasonaudio_core::cancel::Cancel;
-use reasonaudio_core::plan::{self, ClipPlan, ClipRequest, Pattern, PlanParams};
+use reasonaudio_core::plan::{self, ClipPlan, Pattern, PlanParams};
 
 use crate::errors::{interruptible, PlanError};
 
@@ -48,16 +48,16 @@ fn columns<'py>(py: Python<'py>, plans: &[ClipPlan]) -> PyResult<Bound<'py, PyDi
     }
     let clip_length: Vec<i64> = plans.iter().map(|p| p.length).collect();
     let pattern: Vec<u8> = plans.iter().map(|p| (p.pattern == Pattern::Overlap) as u8).collect();
-    let out = PyDict::new_bound(py);
-    out.set_item("clip_event_ptr", ptr.into_pyarray_bound(py))?;
-    out.set_item("ev_clip", clip.into_pyarray_bound(py))?;
-    out.set_item("ev_atom", atom.into_pyarray_bound(py))?;
-    out.set_item("ev_onset", onset.into_pyarray_bound(py))?;
-    out.set_item("ev_length", length.into_pyarray_bound(py))?;
-    out.set_item("ev_gain_db", gain.into_pyarray_bound(py))?;
-    out.set_item("ev_mode", mode.into_pyarray_bound(py))?;
-    out.set_item("clip_length", clip_length.into_pyarray_bound(py))?;
-    out.set_item("clip_overlap", pattern.into_pyarray_bound(py))?;
+    let out = PyDict::new(py);
+    out.set_item("clip_event_ptr", ptr.into_pyarray(py))?;
+    out.set_item("ev_clip", clip.into_pyarray(py))?;
+    out.set_item("ev_atom", atom.into_pyarray(py))?;
+    out.set_item("ev_onset", onset.into_pyarray(py))?;
+    out.set_item("ev_length", length.into_pyarray(py))?;
+    out.set_item("ev_gain_db", gain.into_pyarray(py))?;
+    out.set_item("ev_mode", mode.into_pyarray(py))?;
+    out.set_item("clip_length", clip_length.into_pyarray(py))?;
+    out.set_item("clip_overlap", pattern.into_pyarray(py))?;
     Ok(out)
 }
 
@@ -99,26 +99,84 @@ fn plan_corpus<'py>(
     columns(py, &plans)
 }
 
+/// What one clip planned on purpose must hold, checked when made (an atom required twice, one both
+/// required and excluded, bins not matching `required`: `PlanError`); `plan_clip` checks the rest
+/// against the parameters and the library. Keyword-only: `required` and `excluded` are both lists
+/// of atom indices.
+#[pyclass(frozen, module = "reasonaudio._core")]
+pub struct ClipRequest {
+    request: plan::ClipRequest,
+}
+
+#[pymethods]
+impl ClipRequest {
+    #[new]
+    #[pyo3(signature = (*, required = vec![], ordered = false, excluded = vec![], required_bins = vec![], overlap_first_pair = false, n_events = None))]
+    fn new(
+        required: Vec<u32>,
+        ordered: bool,
+        excluded: Vec<u32>,
+        required_bins: Vec<Option<usize>>,
+        overlap_first_pair: bool,
+        n_events: Option<u32>,
+    ) -> PyResult<Self> {
+        let request = plan::ClipRequest { required, ordered, excluded, required_bins, overlap_first_pair, n_events };
+        request.check().map_err(plan_error)?;
+        Ok(ClipRequest { request })
+    }
+
+    /// Atoms that must appear, in this temporal order when `ordered`.
+    #[getter]
+    fn required(&self) -> Vec<u32> {
+        self.request.required.clone()
+    }
+
+    /// Whether the required atoms must appear in the order given.
+    #[getter]
+    fn ordered(&self) -> bool {
+        self.request.ordered
+    }
+
+    /// Atoms that must not appear.
+    #[getter]
+    fn excluded(&self) -> Vec<u32> {
+        self.request.excluded.clone()
+    }
+
+    /// Duration bin per required atom (None: any), or empty.
+    #[getter]
+    fn required_bins(&self) -> Vec<Option<usize>> {
+        self.request.required_bins.clone()
+    }
+
+    /// In overlap clips: the first two required atoms overlap each other.
+    #[getter]
+    fn overlap_first_pair(&self) -> bool {
+        self.request.overlap_first_pair
+    }
+
+    /// Number of events; drawn when None.
+    #[getter]
+    fn n_events(&self) -> Option<u32> {
+        self.request.n_events
+    }
+}
+
+/// Plans one clip from `(seed, key)` in `pattern` under `request` (same columns as `plan_corpus`).
 #[pyfunction]
-#[pyo3(signature = (native_lengths, seed, key, pattern, params_json, required=vec![], excluded=vec![], ordered=false, required_bins=vec![], overlap_first_pair=false, n_events=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (native_lengths, params_json, request, *, pattern, seed, key))]
 fn plan_clip<'py>(
     py: Python<'py>,
     native_lengths: PyReadonlyArray1<'py, i64>,
+    params_json: &str,
+    request: &Bound<'py, ClipRequest>,
+    pattern: &str,
     seed: u64,
     key: u64,
-    pattern: &str,
-    params_json: &str,
-    required: Vec<u32>,
-    excluded: Vec<u32>,
-    ordered: bool,
-    required_bins: Vec<Option<usize>>,
-    overlap_first_pair: bool,
-    n_events: Option<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let params = parse_params(params_json)?;
-    let request = ClipRequest { required, ordered, excluded, required_bins, overlap_first_pair, n_events };
-    let plan = plan::plan_clip(&params, native_lengths.as_slice()?, seed, key, parse_pattern(pattern)?, &request)
+    let pattern = parse_pattern(pattern)?;
+    let plan = plan::plan_clip(&params, native_lengths.as_slice()?, seed, key, pattern, &request.get().request)
         .map_err(plan_error)?;
     columns(py, std::slice::from_ref(&plan))
 }
@@ -127,6 +185,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_params_default, m)?)?;
     m.add_function(wrap_pyfunction!(plan_params_check, m)?)?;
     m.add_function(wrap_pyfunction!(plan_corpus, m)?)?;
+    m.add_class::<ClipRequest>()?;
     m.add_function(wrap_pyfunction!(plan_clip, m)?)?;
     Ok(())
 }

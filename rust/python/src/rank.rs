@@ -55,8 +55,8 @@ fn in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> PyResult
 #[pyfunction]
 fn unit_norms<'py>(py: Python<'py>, x: PyReadonlyArray2<'py, f32>) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (s, _, d) = rows(&x, "vectors")?;
-    let out = py.allow_threads(|| rank::norms(s, d)).map_err(rank_error)?;
-    Ok(out.into_pyarray_bound(py))
+    let out = py.detach(|| rank::norms(s, d)).map_err(rank_error)?;
+    Ok(out.into_pyarray(py))
 }
 
 /// The canonical unit rows rounded once to float32 (zero rows stay zero).
@@ -68,9 +68,9 @@ fn unit_rows_f32<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let v = vectors(&x, &norms, "vectors")?;
     let (n, d) = (v.len(), v.dim);
-    let out = py.allow_threads(|| rank::unit_rows_f32(&v));
+    let out = py.detach(|| rank::unit_rows_f32(&v));
     let arr = Array2::from_shape_vec((n, d), out).expect("n * d values");
-    Ok(arr.into_pyarray_bound(py))
+    Ok(arr.into_pyarray(py))
 }
 
 /// Float32 rows [n, d] (C-contiguous) with their canonical norms (`unit_norms`): the queries or
@@ -126,8 +126,8 @@ fn canonical_pair_scores<'py>(
     let q = vectors(&hq.rows, &hq.norms, "queries")?;
     let c = vectors(&hc.rows, &hc.norms, "clips")?;
     let (qi, ci) = (query_rows.as_slice()?, clip_rows.as_slice()?);
-    let out = py.allow_threads(|| in_pool(threads, || rank::pair_scores(&q, &c, qi, ci)))?.map_err(rank_error)?;
-    Ok(out.into_pyarray_bound(py))
+    let out = py.detach(|| in_pool(threads, || rank::pair_scores(&q, &c, qi, ci)))?.map_err(rank_error)?;
+    Ok(out.into_pyarray(py))
 }
 
 /// (scores float64 [nq, k], clips int64 [nq, k], outranking int64 [nq]).
@@ -163,7 +163,7 @@ fn canonical_rank<'py>(
     let k = out.k;
     let scores = Array2::from_shape_vec((nq, k), out.scores).expect("nq * k scores");
     let clips = Array2::from_shape_vec((nq, k), out.clips).expect("nq * k clips");
-    Ok((scores.into_pyarray_bound(py), clips.into_pyarray_bound(py), out.outranking.into_pyarray_bound(py)))
+    Ok((scores.into_pyarray(py), clips.into_pyarray(py), out.outranking.into_pyarray(py)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -46,11 +46,11 @@ fn render_corpus<'py>(
     let report = interruptible(py, |flag| core::render_corpus(&corpus, &paths, &opts, &out, Cancel::new(flag)))?
         .map_err(mix_error)?;
     let clips = &report.clips;
-    let out = PyDict::new_bound(py);
-    out.set_item("peak", clips.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray_bound(py))?;
-    out.set_item("gain", clips.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
-    out.set_item("bed_gain", clips.iter().map(|s| s.bed_gain).collect::<Vec<f32>>().into_pyarray_bound(py))?;
-    out.set_item("ev_snr_db", report.event_snr_db.into_pyarray_bound(py))?;
+    let out = PyDict::new(py);
+    out.set_item("peak", clips.iter().map(|s| s.peak).collect::<Vec<f32>>().into_pyarray(py))?;
+    out.set_item("gain", clips.iter().map(|s| s.gain).collect::<Vec<f32>>().into_pyarray(py))?;
+    out.set_item("bed_gain", clips.iter().map(|s| s.bed_gain).collect::<Vec<f32>>().into_pyarray(py))?;
+    out.set_item("ev_snr_db", report.event_snr_db.into_pyarray(py))?;
     if sha256 {
         out.set_item("sha256", report.sha256.iter().map(hex).collect::<Vec<String>>())?;
     }
@@ -78,22 +78,22 @@ fn render_clip<'py>(
     let opts = mixer.get().options;
     let held = CorpusView::of(py, corpus.get())?;
     let corpus = held.corpus()?;
-    let r = py.allow_threads(|| core::render_clip(&corpus, clip, &opts, stems)).map_err(mix_error)?;
-    let out = PyDict::new_bound(py);
+    let r = py.detach(|| core::render_clip(&corpus, clip, &opts, stems)).map_err(mix_error)?;
+    let out = PyDict::new(py);
     if let Some(kept) = r.stems {
         let mut events = Array2::<f32>::zeros((kept.events.len(), r.audio.len()));
         for (mut row, stem) in events.rows_mut().into_iter().zip(&kept.events) {
             row.iter_mut().zip(stem).for_each(|(d, &s)| *d = s);
         }
-        let events: Bound<'py, PyArray2<f32>> = events.into_pyarray_bound(py);
+        let events: Bound<'py, PyArray2<f32>> = events.into_pyarray(py);
         out.set_item("events", events)?;
-        out.set_item("bed", kept.bed.into_pyarray_bound(py))?;
+        out.set_item("bed", kept.bed.into_pyarray(py))?;
     }
-    out.set_item("audio", r.audio.into_pyarray_bound(py))?;
+    out.set_item("audio", r.audio.into_pyarray(py))?;
     out.set_item("peak", r.stats.peak)?;
     out.set_item("gain", r.stats.gain)?;
     out.set_item("bed_gain", r.stats.bed_gain)?;
-    out.set_item("ev_snr_db", r.event_snr_db.into_pyarray_bound(py))?;
+    out.set_item("ev_snr_db", r.event_snr_db.into_pyarray(py))?;
     Ok(out)
 }
 
@@ -115,9 +115,8 @@ fn encode_audio<'py>(
         .ok_or_else(|| MixError::new_err(format!("sample_rate must be a positive number of Hz, got {sample_rate}")))?;
     let slice = samples.as_slice()?;
     let mut out = Vec::new();
-    py.allow_threads(|| wav::encode(format, slice, rate, &mut out))
-        .map_err(|e| AudioWriteError::new_err(e.to_string()))?;
-    Ok(PyBytes::new_bound(py, &out))
+    py.detach(|| wav::encode(format, slice, rate, &mut out)).map_err(|e| AudioWriteError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &out))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -24,9 +24,9 @@ fn resample<'py>(
         }
     };
     let out = py
-        .allow_threads(|| reasonaudio_core::resample::resample(samples, sr_in, sr_out))
+        .detach(|| reasonaudio_core::resample::resample(samples, sr_in, sr_out))
         .map_err(|e| ResampleError::new_err(e.to_string()))?;
-    Ok(out.into_pyarray_bound(py))
+    Ok(out.into_pyarray(py))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

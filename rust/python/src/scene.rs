@@ -14,7 +14,7 @@ use crate::errors::{value_error, MixError};
 #[pyo3(signature = (kind, n, seed, key))]
 fn scene_noise<'py>(py: Python<'py>, kind: &str, n: usize, seed: u64, key: u64) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let kind: bed::Texture = kind.parse().map_err(MixError::new_err)?;
-    Ok(py.allow_threads(|| bed::noise(kind, n, seed, key)).into_pyarray_bound(py))
+    Ok(py.detach(|| bed::noise(kind, n, seed, key)).into_pyarray(py))
 }
 
 /// A raw mono response aligned at its direct path, cut after a 60 dB decay, unit energy.
@@ -22,8 +22,8 @@ fn scene_noise<'py>(py: Python<'py>, kind: &str, n: usize, seed: u64, key: u64) 
 fn room_prepare<'py>(py: Python<'py>, ir: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let ir = column::<f32>(ir, "ir", "float32")?;
     let slice = ir.as_slice()?;
-    let out = py.allow_threads(|| room::prepare_ir(slice)).map_err(value_error)?;
-    Ok(out.into_pyarray_bound(py))
+    let out = py.detach(|| room::prepare_ir(slice)).map_err(value_error)?;
+    Ok(out.into_pyarray(py))
 }
 
 /// Seconds until the response's Schroeder energy decay falls 20 dB (contract §5's tail_s).
@@ -47,12 +47,12 @@ fn convolve<'py>(
     let ir = column::<f32>(ir, "ir", "float32")?;
     let (xs, hs) = (x.as_slice()?, ir.as_slice()?);
     let n = if xs.is_empty() || hs.is_empty() { 0 } else { xs.len() + hs.len() - 1 };
-    let out = py.allow_threads(|| {
+    let out = py.detach(|| {
         let mut out = vec![0f32; n];
         room::Convolver::default().convolve(xs, hs, 0, &mut out);
         out
     });
-    Ok(out.into_pyarray_bound(py))
+    Ok(out.into_pyarray(py))
 }
 
 /// The speed numerator (over SPEED_DEN) nearest to a shift of `semitones`; None when not finite
@@ -88,8 +88,8 @@ fn speed_len(n: usize, k: u32) -> PyResult<usize> {
 fn varispeed<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, k: u32) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let x = column::<f32>(x, "x", "float32")?;
     let xs = x.as_slice()?;
-    let out = py.allow_threads(|| stretch::varispeed(xs, k)).map_err(value_error)?;
-    Ok(out.into_pyarray_bound(py))
+    let out = py.detach(|| stretch::varispeed(xs, k)).map_err(value_error)?;
+    Ok(out.into_pyarray(py))
 }
 
 /// `x` transposed by `cents` (its length kept) and stretched by `stretch / STRETCH_DEN` (its pitch
@@ -105,8 +105,8 @@ fn shift_stretch<'py>(
 ) -> PyResult<Bound<'py, PyArray1<f32>>> {
     let x = column::<f32>(x, "x", "float32")?;
     let xs = x.as_slice()?;
-    let out = py.allow_threads(|| shift::shift_stretch(xs, cents, stretch, sample_rate)).map_err(value_error)?;
-    Ok(out.into_pyarray_bound(py))
+    let out = py.detach(|| shift::shift_stretch(xs, cents, stretch, sample_rate)).map_err(value_error)?;
+    Ok(out.into_pyarray(py))
 }
 
 /// Length of `n` samples stretched by `stretch / STRETCH_DEN`: round(n * stretch / STRETCH_DEN), ties to even.
