@@ -220,7 +220,7 @@ def main() -> int:
         "default_corpus_detect_minutes_extrapolated": round(t_detect * DEFAULT_CORPUS_H / audio_h / 60, 1),
         "rank_seconds": round(t_rank, 2),
         "sed_metrics_seconds": round(t_sed, 1),
-        "model": {"library": detector.library.get("spec"), "training": detector.training},
+        "model": {"library": detector.library.given, "training": detector.training.to_dict()},
         "retrieval": {name: task_row(r) for name, r in runs.items()},
         "sed": {k: ({kk: vv for kk, vv in v.items() if kk != "per_label"} if isinstance(v, dict) else v) for k, v in sed.items()},
         "sed_per_label_event_f1_worst": sorted(

@@ -62,7 +62,7 @@ def test_the_trained_head_names_recordings_it_did_and_did_not_hear_and_round_tri
     assert all(np.array_equal(loaded.aisfx.network[k].numpy(), v.numpy()) for k, v in h.network.items())
     heads = AisfxHeads(loaded)
     sr = lib.sample_rate
-    valid = set(detector.library["valid_atom_ids"])
+    valid = set(detector.library.valid_atom_ids)
     named = {True: 0, False: 0}
     for i in range(len(lib)):
         clip = np.zeros(8 * sr, np.float32)

@@ -53,7 +53,7 @@ def test_ensemble_is_the_mean_of_its_taggers_and_survives_the_file(pair):
     np.testing.assert_allclose(_probs(ens, wave), (pa + pb) / 2, rtol=1e-5, atol=1e-6)
     ens.save(root / "e.pt")
     again = Detector.load(root / "e.pt")
-    assert len(again.members) == 1 and again.training["ensemble"] == {"taggers": 2, "seeds": [0, 1]}
+    assert len(again.members) == 1 and again.training.ensemble == {"taggers": 2, "seeds": [0, 1]}
     np.testing.assert_allclose(_probs(again, wave), (pa + pb) / 2, rtol=1e-5, atol=1e-6)
     # flattened: an ensemble of an ensemble and a model is three taggers, each weighed alike
     three = combine([again, da], [root / "e.pt", a])
@@ -87,8 +87,8 @@ def test_a_recipe_trains_the_ensemble_the_same_bytes_and_it_runs(tmp_path):
         assert "recipe tiny (2 taggers)" in r.stdout
     assert (tmp_path / "x.pt").read_bytes() == (tmp_path / "y.pt").read_bytes()
     model = Detector.load(tmp_path / "x.pt")
-    assert len(model.members) == 1 and model.training["ensemble"]["seeds"] == [0, 1]
-    assert model.training["recipe"] == "tiny"
+    assert len(model.members) == 1 and model.training.ensemble["seeds"] == [0, 1]
+    assert model.training.recipe == "tiny"
     assert len(list((tmp_path / "cache" / "detect").glob("*.pt"))) == 2  # each tagger cached by its inputs
     bench = tmp_path / "b"
     assert main(["build", "--out", str(bench), "--clips", "30", "--queries-per-task", "2", "--quiet"]) == 0
@@ -131,7 +131,7 @@ def test_valid_seed_gives_the_taggers_of_an_ensemble_one_validation_split(tmp_pa
 
     def held(**kw) -> list[str]:
         cfg = TrainConfig(steps=1, batch=2, channels=8, valid_clips=2, checks=1, valid_fraction=0.4, **kw)
-        return train(str(tmp_path / "lib"), cfg, progress=False).library["valid_atom_ids"]
+        return train(str(tmp_path / "lib"), cfg, progress=False).library.valid_atom_ids
 
     assert held(seed=1) != held(seed=0) == held(seed=1, valid_seed=0)
     assert TrainConfig(seed=3).key() == TrainConfig(seed=3, valid_seed=None).key() != TrainConfig(seed=3, valid_seed=0).key()

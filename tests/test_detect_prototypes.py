@@ -39,7 +39,7 @@ def trained(tmp_path_factory, recordings):
 
 def test_prototype_heads_find_a_recording_and_round_trip(trained, tmp_path, recordings):
     root, detector, lib = trained
-    assert len(detector.library["valid_atom_ids"]) == len(recordings.FAMILIES)  # one recording of each label held out
+    assert len(detector.library.valid_atom_ids) == len(recordings.FAMILIES)  # one recording of each label held out
     out = build(detector, str(root / "lib"), clips=16)
     p = out.prototypes
     assert p.settings["recordings"] == len(recordings.FAMILIES)  # the held-out ones left out
@@ -103,7 +103,7 @@ def test_spec_augment_and_dropout_are_seeded_recorded_and_checked(tmp_path):
     train("procedural", cfg, progress=False).save(tmp_path / "s1.pt")
     assert (tmp_path / "s0.pt").read_bytes() == (tmp_path / "s1.pt").read_bytes()
     d = Detector.load(tmp_path / "s0.pt")
-    assert d.training["config"]["spec_augment"] is True and d.net_config.dropout == 0.3
+    assert d.training.config["spec_augment"] is True and d.net_config.dropout == 0.3
     assert TrainConfig().key() == TrainConfig(spec_augment=False, dropout=0.0).key() != TrainConfig(dropout=0.3).key()
     with pytest.raises(UserError, match="dropout"):
         train("procedural", TrainConfig(steps=1, dropout=1.0), progress=False)

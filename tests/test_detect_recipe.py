@@ -72,7 +72,7 @@ def test_a_recipe_file_trains_what_it_says_reproducibly(tmp_path):
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
     train("procedural", replace(cfg, overlap_fraction=0.6), progress=False).save(tmp_path / "c.pt")
     assert (tmp_path / "a.pt").read_bytes() != (tmp_path / "c.pt").read_bytes()
-    assert Detector.load(tmp_path / "a.pt").training["config"]["overlap_fraction"] == 0.7
+    assert Detector.load(tmp_path / "a.pt").training.config["overlap_fraction"] == 0.7
 
 
 @pytest.mark.parametrize("text, says", [

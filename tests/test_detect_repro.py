@@ -37,9 +37,9 @@ def test_same_command_same_model_bytes_and_another_seed_differs(tmp_path):
     other = _cli("procedural", "--steps", "2", "--batch", "4", "--labels", "20", "--seed", "4", "--quiet", "--out", str(tmp_path / "o.pt"))
     assert other.returncode == 0, other.stderr
     d = Detector.load(tmp_path / "m0.pt")
-    assert d.training["config"]["seed"] == 3 and d.training["config"]["augment"]["enabled"] is True
-    assert d.training["config"]["augment"]["renderer"] == "scene"  # the core's scene renderer
-    assert "train_seconds" not in d.training  # wall-clock figures stay out of the model bytes
+    assert d.training.config["seed"] == 3 and d.training.config["augment"]["enabled"] is True
+    assert d.training.config["augment"]["renderer"] == "scene"  # the core's scene renderer
+    assert "train_seconds" not in d.training.to_dict()  # wall-clock figures stay out of the model bytes
 
 
 def test_training_bytes_do_not_depend_on_the_thread_setting(tmp_path):
@@ -95,9 +95,9 @@ def test_validation_holds_out_recordings_not_mixtures(tmp_path):
     assert "never trained" in what
     d = train(spec, TrainConfig(steps=4, batch=4, channels=16, crop_s=4.0, valid_clips=4, valid_fraction=0.34, checks=2), progress=False)
     t = d.training
-    assert set(d.library["valid_atom_ids"]) == set(va.atom_ids)
-    assert {"frame_f1", "event_f1"} <= set(t["valid_train_recordings"]) and {"frame_f1", "event_f1"} <= set(t["valid_held_out_recordings"])
-    assert t["selected_step"] in (2, 4) and [c["step"] for c in t["checks"]] == [2, 4]
+    assert set(d.library.valid_atom_ids) == set(va.atom_ids)
+    assert {"frame_f1", "event_f1"} <= set(t.valid_train_recordings) and {"frame_f1", "event_f1"} <= set(t.valid_held_out_recordings)
+    assert t.selected_step in (2, 4) and [c["step"] for c in t.checks] == [2, 4]
     # the procedural library: held out = re-synthesised variants, a different recording of each label
     proc = open_library("procedural", SR, labels=3)
     _, pv, what = split_validation(proc, "procedural", 0.25, seed=0)
@@ -113,7 +113,7 @@ def test_several_libraries_of_one_vocabulary_train_one_detector(tmp_path):
     both = open_library([a, b], SR)
     assert len(both) == 4 + 4 and len(set(both.atom_ids)) == 8
     d = train([a, b], TrainConfig(steps=2, batch=2, channels=8, crop_s=3.0, valid_clips=2, checks=1), progress=False)
-    assert d.library["spec"] == [a, b] and d.library["n_atoms"] == 8 and len(d.labels) == 4
+    assert d.library.spec == (a, b) and d.library.given == [a, b] and d.library.n_atoms == 8 and len(d.labels) == 4
     c = _multi(tmp_path, "c", per_label=1, phrase_suffix=" far away")
     with pytest.raises(UserError, match="cannot train one detector"):
         open_library([a, c], SR)
@@ -171,7 +171,7 @@ def test_the_stem_is_recorded_and_an_earlier_model_file_migrates(tmp_path):
     r = _cli(*cmd, "--out", str(tmp_path / "m2.pt"))
     assert r.returncode == 0, r.stderr
     two = Detector.load(tmp_path / "m2.pt")
-    assert two.net_config.stem == "2d-halftime" and two.training["config"]["stem"] == "2d-halftime"
+    assert two.net_config.stem == "2d-halftime" and two.training.config["stem"] == "2d-halftime"
     assert any(k.startswith("stem2d.") for k in two.state_dict)
     # a file of the first format (no stem named: the 1-D stem) loads through migrate, and runs
     payload = torch.load(tmp_path / "m2.pt", weights_only=True)

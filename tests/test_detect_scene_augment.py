@@ -85,6 +85,6 @@ def test_scene_augmented_training_is_reproducible_and_recorded(tmp_path):
     b = train("procedural", cfg, progress=False)
     pa, pb = a.save(tmp_path / "a.pt"), b.save(tmp_path / "b.pt")
     assert pa.read_bytes() == pb.read_bytes()
-    rec = Detector.load(pa).training["config"]["augment"]
+    rec = Detector.load(pa).training.config["augment"]
     assert rec["renderer"] == "scene" and rec["n_rooms"] == 2 and rec["bed_snr_db"] == [-5.0, 30.0]
     assert AugmentConfig.from_dict(rec) == _cfg()

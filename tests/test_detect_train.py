@@ -58,10 +58,10 @@ def tiny(tmp_path_factory):
 
 def test_training_learns_and_the_model_file_round_trips(tiny):
     d = tiny["detector"]
-    assert d.training["steps_done"] == TINY.steps
-    assert d.training["valid_train_recordings"]["frame_f1"] > 0.6  # mixtures from seeds no training batch used
+    assert d.training.steps_done == TINY.steps
+    assert d.training.valid_train_recordings["frame_f1"] > 0.6  # mixtures from seeds no training batch used
     loaded = Detector.load(tiny["model"])
-    assert loaded.labels == d.labels and loaded.library["hash"] == d.library["hash"]
+    assert loaded.labels == d.labels and loaded.library.hash == d.library.hash
     assert all(np.array_equal(loaded.state_dict[k].numpy(), v.numpy()) for k, v in d.state_dict.items())
 
 
@@ -87,7 +87,7 @@ def test_training_is_cached_by_library_hash(tiny, monkeypatch, tmp_path):
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
     cfg = TrainConfig(steps=2, batch=2, channels=8, crop_s=3.0, valid_clips=2)
     first, path = train_cached(str(tiny["root"] / "lib"), cfg, progress=False)
-    assert path.is_file() and path.name.startswith(first.library["hash"][:16])
+    assert path.is_file() and path.name.startswith(first.library.hash[:16])
     again, path2 = train_cached(str(tiny["root"] / "lib"), cfg, progress=False)
     assert path2 == path and again.training == first.training  # loaded, not retrained
 
@@ -156,13 +156,13 @@ def test_cli_train_writes_a_model_file(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     d = Detector.load(out)
-    assert len(d.labels) == 3 and d.training["steps_done"] == 2
+    assert len(d.labels) == 3 and d.training.steps_done == 2
     assert "mixtures of training recordings: frame F1" in run.stdout and "mixtures of held-out recordings: frame F1" in run.stdout
     # --force: the earlier model may be replaced (without it that refusal comes first), so the bad option is what fails
     bad = subprocess.run([sys.executable, "-m", "reasonaudio", "detect", "train", "procedural", "--labels", "0", "--out", str(out), "--force"],
                          capture_output=True, text=True, env=_env())
     assert bad.returncode == 2 and "--labels must be within 1..200" in bad.stderr
-    assert Detector.load(out).training["steps_done"] == 2  # the earlier model is kept
+    assert Detector.load(out).training.steps_done == 2  # the earlier model is kept
 
 
 def test_exemplars_of_one_label_are_one_class_and_only_train_exemplars_train(tmp_path):
@@ -189,5 +189,5 @@ def test_exemplars_of_one_label_are_one_class_and_only_train_exemplars_train(tmp
     multi.save(tmp_path / "multi")
     detector = train(str(tmp_path / "multi"), TrainConfig(steps=3, batch=4, channels=16, crop_s=4.0, valid_clips=4), progress=False)
     assert detector.labels == [lib.labels[i] for i in pick]
-    assert detector.library["exemplar_split"] == "train"
-    assert detector.library["atom_ids"] == [a for a, s in zip(ids, splits) if s == "train"]
+    assert detector.library.exemplar_split == "train"
+    assert list(detector.library.atom_ids) == [a for a, s in zip(ids, splits) if s == "train"]

@@ -116,15 +116,15 @@ def run_train(args: argparse.Namespace) -> int:
     parts = [f"{1 + len(detector.members)} taggers" if detector.members else "a tagger"]
     parts += ["prototype heads"] if detector.prototypes else []
     parts += ["the aiSFX head"] if detector.aisfx else []
-    print(f"{path}: recipe {recipe.name} ({', '.join(parts)}), {len(detector.labels)} labels, {t.get('steps_done')} steps "
-          f"(kept step {t.get('selected_step')})"
+    print(f"{path}: recipe {recipe.name} ({', '.join(parts)}), {len(detector.labels)} labels, {t.steps_done} steps "
+          f"(kept step {t.selected_step})"
           + (f" in {secs} s wall, {detector.run_info.get('train_cpu_seconds')} s CPU" if secs else " (loaded from the cache)"))
-    seen = t.get("valid_train_recordings") or {}
-    held = t.get("valid_held_out_recordings")
+    seen = t.valid_train_recordings or {}
+    held = t.valid_held_out_recordings
     print(f"  mixtures of training recordings: frame F1 {seen.get('frame_f1')}, event F1 {seen.get('event_f1')}")
     if held:
         print(f"  mixtures of held-out recordings: frame F1 {held.get('frame_f1')}, event F1 {held.get('event_f1')}")
-    print(f"  held out: {t.get('held_out_recordings')}")
+    print(f"  held out: {t.held_out_recordings}")
     if secs:  # the model's bytes follow the kernels torch and oneDNN chose for this CPU (docs/results/detect.md)
         torch = torch_module()
         isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "the CPU's best")
@@ -189,7 +189,7 @@ def run_detect(args: argparse.Namespace) -> int:
             truth = sorted(set(bench.events["label"].cast(str).to_list()))
             unknown = [label for label in truth if label not in set(detector.labels)]
             if unknown:
-                lib = detector.library.get("spec")
+                lib = detector.library.given
                 raise UserError(
                     f"--metrics: {len(unknown)} of the {len(truth)} labels in {args.audio}'s events are not in the model's "
                     f"vocabulary ({len(detector.labels)} labels of library {lib!r}): {', '.join(unknown[:6])}"

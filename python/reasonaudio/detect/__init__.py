@@ -2,11 +2,12 @@
 
 By role: recipe (what to train: the shipped TOML recipes, TrainConfig) -> library (atom libraries
 and their validation split) -> data, augment (training mixtures from the Rust planner and mixer)
--> features, pretrained (log-mel; the pretrained aiSFX CNN) -> model (the network, the model file,
-`frame_probabilities`: the one forward pass) -> heads built beside a trained tagger (prototypes,
-ensemble, aisfx_heads, enrol) -> train (a tagger; a recipe's stages) -> infer (event index of a
-corpus) -> postprocess (median filter, thresholds, gaps) -> rank (template grammar + Rust engine,
-graded score) -> metrics (SED metrics) -> errors (which perception error costs which task).
+-> features, pretrained (log-mel; the pretrained aiSFX CNN) -> records (what a model was trained
+on and how) -> model (the network, the model file, `frame_probabilities`: the one forward pass)
+-> heads built beside a trained tagger (prototypes, ensemble, aisfx_heads, enrol) -> train (a
+tagger; a recipe's stages) -> infer (event index of a corpus) -> postprocess (median filter,
+thresholds, gaps) -> rank (template grammar + Rust engine, graded score) -> metrics (SED metrics)
+-> errors (which perception error costs which task).
 Inference and the heads never import the training module; torch is imported only inside the
 functions that need it.
 """

@@ -38,13 +38,12 @@ def combine(detectors: list[Detector], names: list[str | Path] | None = None) ->
             ("phrases", detector.phrases, first.phrases),
             ("features", detector.features, first.features),
             ("post-processing", detector.post, first.post),
-            ("training library (hash)", detector.library.get("hash"), first.library.get("hash")),
+            ("training library (hash)", detector.library.hash, first.library.hash),
         ):
             if mine != theirs:
                 raise UserError(f"{name}: its {what} differ from {first_name}'s; an ensemble's taggers must share them")
     taggers = [t for d in detectors for t in _taggers(d)]
     head = taggers[0]
-    rest = [replace(t, training={**t.training, "ensemble_member": True}) for t in taggers[1:]]
-    training = {**head.training, "ensemble": {"taggers": len(taggers),
-                                               "seeds": [t.training.get("config", {}).get("seed") for t in taggers]}}
+    rest = [replace(t, training=replace(t.training, ensemble_member=True)) for t in taggers[1:]]
+    training = replace(head.training, ensemble={"taggers": len(taggers), "seeds": [t.training.config.get("seed") for t in taggers]})
     return replace(head, members=rest, training=training)

@@ -25,14 +25,14 @@ def trained_library(detector, library_spec, *, include_valid: bool):
     rate, without those held out for validation unless `include_valid`; an error for any other library."""
     n_labels = detector.net_config.n_labels
     library = open_library(library_spec, detector.features.sample_rate, None)
-    if library_hash(library) != detector.library.get("hash"):
+    if library_hash(library) != detector.library.hash:
         # --labels N models are cut to their first N labels; they match the cut library
         trained = [lab for lab in dict.fromkeys(library.labels)][:n_labels]
         library = library.subset([i for i, lab in enumerate(library.labels) if lab in set(trained)])
-        if library_hash(library) != detector.library.get("hash"):
+        if library_hash(library) != detector.library.hash:
             shown = library_spec if isinstance(library_spec, (str, os.PathLike)) else " ".join(map(str, library_spec))
             raise UserError(f"{shown}: not the library this model was trained on (library hash differs; give the libraries of `detect train`, in its order)")
-    valid = set(detector.library.get("valid_atom_ids") or [])
+    valid = set(detector.library.valid_atom_ids)
     return library.subset([i for i, a in enumerate(library.atom_ids) if include_valid or a not in valid])
 
 

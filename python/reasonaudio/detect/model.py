@@ -16,7 +16,8 @@ run`, `eval --model detect:…` and the Python API get the same numbers.
 
 A model file is one `torch.save` dict of tensors and plain values (loadable with
 `weights_only=True`) with a `format` version; `migrate` turns an older file's dict into the
-current one (the one place that knows earlier layouts).
+current one (the one place that knows earlier layouts). Each part is read into a typed value
+(the heads here, the library and training records in detect.records) and written back by it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 from reasonaudio.detect import torch_module
 from reasonaudio.detect.aisfx_heads import AisfxHead, AisfxHeads
 from reasonaudio.detect.features import FeatureConfig
+from reasonaudio.detect.records import LibraryRecord, TrainingRecord
 from reasonaudio.errors import UserError
 from reasonaudio.io.outputs import FileKind, write_output
 
@@ -201,8 +203,8 @@ class Detector:
     features: FeatureConfig
     net_config: NetConfig
     state_dict: dict
-    library: dict  # {"spec", "hash", "n_atoms", "sample_rate", "exemplar_split"}
-    training: dict = field(default_factory=dict)
+    library: LibraryRecord  # what it was trained on
+    training: TrainingRecord  # how, and which later stages built it
     post: PostConfig = field(default_factory=PostConfig)
     enrolled: EnrolledLabels | None = None  # labels added without retraining (detect.enrol)
     #: float16 [K, C'] frame embeddings of training mixtures (the negatives of enrolment); None: none
@@ -246,8 +248,8 @@ class Detector:
             "features": self.features.to_dict(),
             "net": self.net_config.to_dict(),
             "state_dict": {k: v.detach().cpu() for k, v in self.state_dict.items()},
-            "library": dict(self.library),
-            "training": dict(self.training),
+            "library": self.library.to_dict(),
+            "training": self.training.to_dict(),
             "post": self.post.to_dict(),
         }
         if self.enrolled is not None:
@@ -263,20 +265,21 @@ class Detector:
         return payload
 
     @classmethod
-    def _from_payload(cls, payload: dict) -> "Detector":
+    def _from_payload(cls, payload: dict, path: object = "model", where: str = "") -> "Detector":
+        """The detector of a current-format dict (see `migrate`); `where`: an ensemble member's place in it."""
         return cls(
             labels=list(payload["labels"]),
             phrases=list(payload["phrases"]),
             features=FeatureConfig(**payload["features"]),
             net_config=NetConfig.from_dict(payload["net"]),
             state_dict=payload["state_dict"],
-            library=dict(payload["library"]),
-            training=dict(payload["training"]),
+            library=LibraryRecord.from_dict(payload.get("library"), path, f"{where}library"),
+            training=TrainingRecord.from_dict(payload.get("training"), path, f"{where}training"),
             post=PostConfig(**payload["post"]),
             enrolled=EnrolledLabels.from_dict(payload["enrolled"]) if payload.get("enrolled") else None,
             background=payload.get("background"),
             prototypes=PrototypeHeads.from_dict(payload["prototypes"]) if payload.get("prototypes") else None,
-            members=[cls._from_payload(m) for m in payload.get("members") or []],
+            members=[cls._from_payload(m, path, f"{where}members[{k}].") for k, m in enumerate(payload.get("members") or [])],
             aisfx=AisfxHead.from_dict(payload["aisfx"]) if payload.get("aisfx") else None,
         )
 
@@ -308,7 +311,7 @@ class Detector:
         if not isinstance(payload, dict) or payload.get("format") not in FORMATS:
             found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
             raise UserError(f"{path}: not a reasonaudio detector model (format {found!r}, expected {FORMAT!r})")
-        return cls._from_payload(migrate(payload, path))
+        return cls._from_payload(migrate(payload, path), path)
 
     def _trained_probs(self, net, h):
         """[B, trained labels, J] from this tagger's frame embeddings h: its head, or its mean with the prototype heads."""
@@ -326,8 +329,8 @@ class Detector:
 
     def atom_of_label(self) -> list[str]:
         """One atom id per label (its first exemplar's; enrolled labels: "enrolled:<label>")."""
-        ids = list(self.library.get("atom_ids") or [])
-        per_label = self.library.get("label_atom_ids")
+        ids = list(self.library.atom_ids)
+        per_label = self.library.label_atom_ids
         if per_label:
             ids = list(per_label)
         elif len(ids) != self.net_config.n_labels:
@@ -414,13 +417,23 @@ def frame_probabilities(detector: Detector, waves, device: str = "cpu") -> list[
     return out
 
 
+#: /1 -> /2: the fields of the library and training records that early /1 files lack (unknown),
+#: and the wall-clock figures early /1 training records held
+LIBRARY_1 = {"n_train_atoms": None, "label_atom_ids": [], "valid_atom_ids": [], "exemplar_split": None}
+TRAINING_1 = {"valid_train_recordings": None, "valid_held_out_recordings": None, "held_out_recordings": None, "checks": [],
+              "deterministic": False}
+WALL_CLOCK_1 = ("train_seconds", "train_cpu_seconds", "torch_threads")
+
+
 def migrate(payload: dict, path: object = "model") -> dict:
     """A model file's dict in the current format (FORMAT), from any format `load` reads.
 
     /1 -> /2: the network config names its stem and dropout (files without a stem had the 1-D
     stem); a recurrent layer and the aiSFX front end inside the network are gone (such files are
     refused: retrain them); the aiSFX head is the trained one and the prototype heads are averaged
-    with the linear head (files with the other variants are refused: retrain them)."""
+    with the linear head (files with the other variants are refused: retrain them); the library and
+    training records gain the fields later /1 files had (unknown: None or empty) and lose the
+    wall-clock figures early ones held (they vary with load)."""
     if payload.get("format") == FORMAT:
         return payload
     retrain = "retrain it with `detect train`"
@@ -443,6 +456,11 @@ def migrate(payload: dict, path: object = "model") -> dict:
         if prototypes.get("mode") != "both":
             raise UserError(f"{path}: its prototype heads replace the linear head (format {payload.get('format')}): {retrain}")
         out["prototypes"] = {k: v for k, v in prototypes.items() if k not in ("mode", "per")}
+    if isinstance(out.get("library"), dict):
+        out["library"] = {**LIBRARY_1, **out["library"]}
+    if isinstance(out.get("training"), dict):
+        training = {k: v for k, v in out["training"].items() if k not in WALL_CLOCK_1}
+        out["training"] = {**TRAINING_1, "selected_step": training.get("steps_done"), **training}
     out["members"] = [{k: v for k, v in migrate({**m, "format": payload["format"]}, path).items() if k != "format"}
                       for m in out.get("members") or []]
     out["format"] = FORMAT

@@ -32,6 +32,7 @@ from reasonaudio.detect.library import library_specs, open_library, open_parts, 
 from reasonaudio.detect.model import Detector, NetConfig, PostConfig, build_net, make_front_end
 from reasonaudio.detect.postprocess import events_of_clip
 from reasonaudio.detect.recipe import STEMS, Recipe, TrainConfig
+from reasonaudio.detect.records import LibraryRecord, TrainingRecord
 from reasonaudio.errors import UserError
 from reasonaudio.io import cache
 
@@ -244,41 +245,41 @@ def _train(library_spec, config: TrainConfig, features: FeatureConfig, device: s
     valid_train = evaluate(net, mel, seen, config.valid_clips, config.batch, n_out, frame_s, post, device)
     background = background_bank(net, mel, seen, config.batch, n_out, device)
     valid_held = evaluate(net, mel, unseen, config.valid_clips, config.batch, n_out, frame_s, post, device) if unseen is not None else None
-    record = {
-        "config": config.to_dict(),
-        "steps_done": config.steps,
-        "selected_step": best[1],
-        "clips_seen": clips_seen,
-        "audio_hours_seen": round(audio_s / 3600, 2),
-        "final_loss": round(float(np.mean(losses[-50:])), 5),
+    record = TrainingRecord(
+        config=config.to_dict(),
+        steps_done=config.steps,
+        selected_step=best[1],
+        clips_seen=clips_seen,
+        audio_hours_seen=round(audio_s / 3600, 2),
+        final_loss=round(float(np.mean(losses[-50:])), 5),
         # mixtures of the recordings the tagger trained on (new arrangements, un-augmented)
-        "valid_train_recordings": valid_train,
+        valid_train_recordings=valid_train,
         # mixtures of recordings it never heard (see held_out_recordings)
-        "valid_held_out_recordings": valid_held,
-        "held_out_recordings": held_out,
-        "checks": history,
-        "seeds": f"train {TRAIN_SEED_BASE} + seed*100003 + step, valid {VALID_SEED} + k",
-        "device": device,
-        "deterministic": True,  # torch.use_deterministic_algorithms, TRAIN_THREADS threads
-    }
+        valid_held_out_recordings=valid_held,
+        held_out_recordings=held_out,
+        checks=tuple(history),
+        seeds=f"train {TRAIN_SEED_BASE} + seed*100003 + step, valid {VALID_SEED} + k",
+        device=device,
+        deterministic=True,  # torch.use_deterministic_algorithms, TRAIN_THREADS threads
+    )
     detector = Detector(
         labels=label_names,
         phrases=[library.phrases[library.labels.index(label)] for label in label_names],
         features=features,
         net_config=net_cfg,
         state_dict={k: v.detach().cpu() for k, v in net.state_dict().items()},
-        library={
-            "spec": library_specs(library_spec)[0] if len(library_specs(library_spec)) == 1 else library_specs(library_spec),
-            "hash": library_hash(library),
-            "n_atoms": len(library),
-            "n_train_atoms": len(train_lib),
-            "sample_rate": library.sample_rate,
-            "atom_ids": list(library.atom_ids),
-            "label_atom_ids": [library.atom_ids[library.labels.index(label)] for label in label_names],
-            "valid_atom_ids": list(valid_lib.atom_ids) if valid_lib is not None and library_specs(library_spec) != ["procedural"] else [],
+        library=LibraryRecord(
+            spec=library_specs(library_spec)[0] if len(library_specs(library_spec)) == 1 else tuple(library_specs(library_spec)),
+            hash=library_hash(library),
+            n_atoms=len(library),
+            n_train_atoms=len(train_lib),
+            sample_rate=library.sample_rate,
+            atom_ids=tuple(library.atom_ids),
+            label_atom_ids=tuple(library.atom_ids[library.labels.index(label)] for label in label_names),
+            valid_atom_ids=tuple(valid_lib.atom_ids) if valid_lib is not None and library_specs(library_spec) != ["procedural"] else (),
             # a library with a split trains on its `train` exemplars (open_library); else all train
-            "exemplar_split": "train" if had_split else None,
-        },
+            exemplar_split="train" if had_split else None,
+        ),
         training=record,
         post=post,
         background=background,
@@ -365,7 +366,7 @@ def train_recipe(library_spec, recipe: Recipe, *, seed: int = 0, labels: int | N
                           config=HeadConfig(mixtures=settings["mixtures"], epochs=settings["epochs"]))
         model = model.replaced(aisfx=AisfxHead(**head, weight=float(settings["weight"])))
     if staged:
-        model = model.replaced(training={**model.training, "recipe": recipe.name})
+        model = model.replaced(training=replace(model.training, recipe=recipe.name))
     model.run_info = {**taggers[0].run_info, "train_seconds": round(seconds, 1), "train_cpu_seconds": round(cpu, 1)} if seconds else {}
     return model
 

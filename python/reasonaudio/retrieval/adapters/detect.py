@@ -54,7 +54,7 @@ class DetectModel(ScoringModel):
             shown = ", ".join(d.labels[:6]) + (", …" if len(d.labels) > 6 else "")
             raise UserError(
                 f"{self.model_path}: none of the {len(queries.ids)} queries uses the detector's vocabulary "
-                f"({len(d.labels)} labels of library {d.library.get('spec')!r}: {shown}); e.g. query "
+                f"({len(d.labels)} labels of library {d.library.given!r}: {shown}); e.g. query "
                 f"{queries.ids[0]!r}: {queries.texts[0]!r}. The detector was trained on another atom library (or on --labels N of it): "
                 "train a detector on that library (--model detect:LIBRARY)"
             )
@@ -70,18 +70,18 @@ class DetectModel(ScoringModel):
         return {
             "setting": "audio only; grammar-parsed queries over a closed vocabulary (the detector's labels)",
             "model_file": str(self.model_path),
-            "recipe": d.training.get("recipe"),
+            "recipe": d.training.recipe,
             "taggers": 1 + len(d.members),  # > 1: an ensemble, probabilities averaged
             # the pretrained aiSFX CNN's label scores mixed in (its weights are not in the model file)
             "aisfx_heads": ({"weight": d.aisfx.weight, "checkpoint_sha256": d.aisfx.checkpoint_sha256,
                              "attribution": d.aisfx.attribution, "settings": d.aisfx.settings} if d.aisfx else None),
-            "vocabulary": {"labels": len(d.labels), "library": d.library.get("spec"), "library_hash": d.library.get("hash")},
+            "vocabulary": {"labels": len(d.labels), "library": d.library.given, "library_hash": d.library.hash},
             "training_data": (
-                f"{d.training.get('clips_seen')} mixtures ({d.training.get('audio_hours_seen')} h) planned by the Rust planner and "
-                f"rendered by the Rust mixer from library {d.library.get('spec')!r}, seeds {d.training.get('seeds')}"
+                f"{d.training.clips_seen} mixtures ({d.training.audio_hours_seen} h) planned by the Rust planner and "
+                f"rendered by the Rust mixer from library {d.library.given!r}, seeds {d.training.seeds}"
             ),
-            "exemplar_split": d.library.get("exemplar_split"),
-            "training": d.training,
+            "exemplar_split": d.library.exemplar_split,
+            "training": d.training.to_dict(),
             "post": d.post.to_dict(),
             "rank_thresholds": list(self.index.thresholds) if self.index is not None else None,
             "detect_seconds": self.detect_seconds,
