@@ -203,7 +203,8 @@ def shard_loop(n: int, n_shards: int, queries_per_task: int, scratch: Path, chec
         wall, rss, _ = timed_process(["build", "--out", str(d), *common, "--shard", f"{k}/{n_shards}", "--from-plan", str(plan)])
         build_s += wall
         build_rss = max(build_rss, rss)
-        audio_bytes += tree_bytes(d / "audio")
+        shard_bytes = tree_bytes(d / "audio")
+        audio_bytes += shard_bytes
         held = max(held, tree_bytes(work))
         lines = (d / "audio.sha256").read_text().splitlines(keepends=True)
         if check_sample:  # evenly spaced lines of the shard's list
@@ -211,15 +212,17 @@ def shard_loop(n: int, n_shards: int, queries_per_task: int, scratch: Path, chec
         checked_bytes += sum((d / line[66:].rstrip("\n")).stat().st_size for line in lines)
         t0 = time.perf_counter()
         check = subprocess.run(["sha256sum", "--check", "--quiet", "-"], cwd=d, input="".join(lines), capture_output=True, text=True)
-        check_s += time.perf_counter() - t0
+        t_check = time.perf_counter() - t0
+        check_s += t_check
         if check.returncode != 0:
             raise SystemExit(f"{d}: sha256sum --check failed: {(check.stdout + check.stderr)[-500:]}")
         t0 = time.perf_counter()
         shutil.rmtree(d / "audio")  # the recipe exports the shard (e.g. `aws s3 cp`) first
         delete_s += time.perf_counter() - t0
         shard_dirs.append(str(d))
-        print(json.dumps({"shard": k, "build_s": round(wall, 2), "peak_rss_mb": round(rss / 2**20),
-                          "load_average_1min": os.getloadavg()[0]}), flush=True)
+        print(json.dumps({"shard": k, "build_s": round(wall, 2), "peak_rss_mb": round(rss / 2**20), "audio_bytes": shard_bytes,
+                          "check_s": round(t_check, 2), "delete_s": round(time.perf_counter() - t0, 2),
+                          "disk_held_mb": round(held / 2**20), "load_average_1min": os.getloadavg()[0]}), flush=True)
     step("shard_builds", build_s, build_rss, audio_bytes + sum(tree_bytes(Path(x)) for x in shard_dirs))
     out["check_s"] = round(check_s, 2)
     out["check_s_per_100k"] = round(check_s * per, 2)

@@ -90,3 +90,21 @@ def test_hash_lists_that_do_not_cover_the_shard_are_refused(shardfixture, planne
         err = capsys.readouterr().err
         assert message in err and str(shard) in err and err.count("\n") == 1, err
         assert not out.exists() and shardfixture.leftovers(tmp_path, out.name) == []
+
+
+def test_shards_on_a_uri_merge_without_their_audio(shardfixture, planned, tmp_path: Path) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    from reasonaudio.builder import BuildConfig, build
+    from reasonaudio.builder.shard import merge
+
+    plan, shards = planned
+    mem = fsspec.filesystem("memory")
+    config = BuildConfig(clips=300, queries_per_task=5, seed=3)
+    try:
+        build("memory://ra-elsewhere/s1", config, shard=(1, 2), progress=False, from_plan=plan)
+        mem.rm("/ra-elsewhere/s1/audio", recursive=True)
+        merge([str(shards[0]), "memory://ra-elsewhere/s1"], tmp_path / "m", from_plan=plan, copy_audio=False, progress=False)
+        merge([str(s) for s in shards], tmp_path / "local", from_plan=plan, copy_audio=False, progress=False)
+        assert shardfixture.tree_digest(tmp_path / "m") == shardfixture.tree_digest(tmp_path / "local")
+    finally:
+        mem.rm("/ra-elsewhere", recursive=True)
