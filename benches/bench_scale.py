@@ -4,6 +4,7 @@ scaling on a local multi-process cluster, and the cost model they give.
 
     python benches/bench_scale.py [--sizes 10000,100000,1000000] [--queries-per-task 200]
                                   [--sample 2000] [--ray-clips 10000] [--skip-ray] [--skip-steps]
+    python benches/bench_scale.py --sizes "" --skip-ray --shard-loop 40 --loop-clips 1000000 --dir SCRATCH
 
 Each planning run is a fresh subprocess (its peak RSS is the planning memory). Rendering is
 measured on a sample of clips spread over the planned corpus (1 thread = one core), written to a
@@ -14,6 +15,14 @@ written), and every step's time is also given per 100k clips, so a linear step p
 figure at every size. The write floor is plain file writes of as many bytes as the tables, timed in
 the same run: `tables / floor` says how far table writing is from the disk's own speed. Ray: the
 same build with `--ray local` on this machine's cores against the plain multi-threaded build.
+
+`--shard-loop N` renders a whole corpus (`--loop-clips`) on a disk that need not hold its audio, as
+docs/scale-out.md's recipe does, every step a fresh process: plan once (`build --save-plan`); per
+shard `build --shard K/N --from-plan`, check its audio (`sha256sum -c audio.sha256` in the shard),
+delete its audio (where the recipe exports it first); `merge --audio-elsewhere`; then `validate
+--no-audio` (must pass), `annotate`, `embed --model random` and `eval` on the merged tables. It
+prints per step the wall time (and per 100k clips), the peak RSS, the bytes written and their rate
+against plain file writes timed in the same run, and the most disk the scratch directory held at once.
 """
 
 from __future__ import annotations
@@ -124,7 +133,7 @@ def write_floor(n_bytes: int, scratch: Path, chunk: int = 1 << 20) -> float:
     return wall
 
 
-def pipeline_steps(row: dict, scratch: Path) -> dict:
+def pipeline_steps(row: dict, scratch: Path, validate_ok: tuple[int, ...] = (0, 1)) -> dict:
     """annotate, validate (tables), embed and eval on the tables a planning run wrote; then removes them."""
     n, tables = row["clips"], Path(row["tables_dir"])
     work = scratch / f"steps-{n}"
@@ -136,7 +145,7 @@ def pipeline_steps(row: dict, scratch: Path) -> dict:
             ("annotate", ["annotate", "--events", str(tables / "events.parquet"), "--queries", str(tables / "queries.parquet"),
                           "--out", str(work / "qrels.parquet"), "-q"], work / "qrels.parquet", (0,)),
             # exit 1: a check failed (the limiter statistics of tables written without audio are placeholders)
-            ("validate", ["validate", str(tables), "--no-audio", "-q"], None, (0, 1)),
+            ("validate", ["validate", str(tables), "--no-audio", "-q"], None, validate_ok),
             ("embed", ["embed", str(tables), "--model", "random", "--out", str(work / "emb"), "--rows", "65536", "-q"],
              work / "emb", (0,)),
             ("eval", ["eval", str(tables), "--model", f"precomputed:{work / 'emb' / 'queries'},{work / 'emb' / 'clips'}",
@@ -162,6 +171,84 @@ def pipeline_steps(row: dict, scratch: Path) -> dict:
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(tables, ignore_errors=True)
+    return out
+
+
+def shard_loop(n: int, n_shards: int, queries_per_task: int, scratch: Path, check_sample: int = 0) -> dict:
+    """The recipe's loop at n clips in n_shards shards under `scratch` (see the module docstring)."""
+    work = scratch / f"loop-{n}"
+    work.mkdir()
+    per = 100_000 / n
+    common = ["--clips", str(n), "--queries-per-task", str(queries_per_task), "-q"]
+    out: dict = {"clips": n, "shards": n_shards, "checked_per_shard": check_sample or "all",
+                 "load_average_1min_start": os.getloadavg()[0]}
+    held = 0
+
+    def step(name: str, wall: float, rss: int, written: int) -> None:
+        nonlocal held
+        held = max(held, tree_bytes(work))
+        out[f"{name}_s"] = round(wall, 2)
+        out[f"{name}_s_per_100k"] = round(wall * per, 2)
+        out[f"{name}_peak_rss_mb"] = round(rss / 2**20)
+        out[f"{name}_bytes"] = written
+
+    plan = work / "plan.npz"
+    wall, rss, _ = timed_process(["build", *common, "--save-plan", str(plan)])
+    step("plan", wall, rss, plan.stat().st_size)
+    build_s = check_s = delete_s = 0.0
+    build_rss = audio_bytes = checked_bytes = 0
+    shard_dirs = []
+    for k in range(n_shards):
+        d = work / f"s{k:03d}"
+        wall, rss, _ = timed_process(["build", "--out", str(d), *common, "--shard", f"{k}/{n_shards}", "--from-plan", str(plan)])
+        build_s += wall
+        build_rss = max(build_rss, rss)
+        shard_bytes = tree_bytes(d / "audio")
+        audio_bytes += shard_bytes
+        held = max(held, tree_bytes(work))
+        lines = (d / "audio.sha256").read_text().splitlines(keepends=True)
+        if check_sample:  # evenly spaced lines of the shard's list
+            lines = lines[:: max(1, len(lines) // check_sample)][:check_sample]
+        checked_bytes += sum((d / line[66:].rstrip("\n")).stat().st_size for line in lines)
+        t0 = time.perf_counter()
+        check = subprocess.run(["sha256sum", "--check", "--quiet", "-"], cwd=d, input="".join(lines), capture_output=True, text=True)
+        t_check = time.perf_counter() - t0
+        check_s += t_check
+        if check.returncode != 0:
+            raise SystemExit(f"{d}: sha256sum --check failed: {(check.stdout + check.stderr)[-500:]}")
+        t0 = time.perf_counter()
+        shutil.rmtree(d / "audio")  # the recipe exports the shard (e.g. `aws s3 cp`) first
+        delete_s += time.perf_counter() - t0
+        shard_dirs.append(str(d))
+        print(json.dumps({"shard": k, "build_s": round(wall, 2), "peak_rss_mb": round(rss / 2**20), "audio_bytes": shard_bytes,
+                          "check_s": round(t_check, 2), "delete_s": round(time.perf_counter() - t0, 2),
+                          "disk_held_mb": round(held / 2**20), "load_average_1min": os.getloadavg()[0]}), flush=True)
+    step("shard_builds", build_s, build_rss, audio_bytes + sum(tree_bytes(Path(x)) for x in shard_dirs))
+    out["check_s"] = round(check_s, 2)
+    out["check_s_per_100k"] = round(check_s * per, 2)
+    out["check_bytes"] = checked_bytes
+    out["check_mb_s"] = round(checked_bytes / 2**20 / check_s, 1)
+    out["delete_s"] = round(delete_s, 2)
+    merged = work / "bench"
+    wall, rss, _ = timed_process(["merge", *shard_dirs, "--out", str(merged), "--from-plan", str(plan), "--audio-elsewhere", "-q"])
+    step("merge", wall, rss, tree_bytes(merged))
+    # plain file writes of as many bytes as one shard wrote (at most 2 GiB), in this run: the floor
+    floor_bytes = min(audio_bytes // n_shards, 2 << 30)
+    floor_rate = floor_bytes / write_floor(floor_bytes, work)
+    out["write_floor_mb_s"] = round(floor_rate / 2**20, 1)
+    for name in ("shard_builds", "merge"):
+        rate = out[f"{name}_bytes"] / out[f"{name}_s"]
+        out[f"{name}_mb_s"] = round(rate / 2**20, 1)
+        out[f"{name}_over_floor"] = round(floor_rate / rate, 1)  # its wall time / the floor's for its bytes
+    out["audio_bytes_rendered"] = audio_bytes
+    out["peak_disk_held_mb"] = round(held / 2**20)
+    row = {"clips": n, "tables_dir": str(merged), "tables_bytes": out["merge_bytes"], "plan_s": out["plan_s"], "tables_s": out["merge_s"]}
+    steps = pipeline_steps(row, scratch, validate_ok=(0,))
+    for key in ("plan_s_per_100k", "tables_s_per_100k", "tables_over_floor", "write_floor_s", "write_floor_mb_s", "clips"):
+        steps.pop(key, None)
+    out.update(steps)
+    out["load_average_1min_end"] = os.getloadavg()[0]
+    shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -288,6 +375,11 @@ def main() -> None:
     ap.add_argument("--skip-steps", action="store_true", help="only plan, write tables and render the sample")
     ap.add_argument("--annotate-events", type=int, default=0, help="also compare streamed and in-memory annotate on N synthetic events")
     ap.add_argument("--batch-events", type=int, default=100_000)
+    ap.add_argument("--shard-loop", type=int, default=0, metavar="N",
+                    help="also render --loop-clips clips in N shards, checking and deleting each shard's audio, and merge without it")
+    ap.add_argument("--loop-clips", type=int, default=100_000)
+    ap.add_argument("--check-sample", type=int, default=0, metavar="K",
+                    help="with --shard-loop: check K evenly spaced clips of each shard against its audio.sha256 (default 0: all)")
     ap.add_argument("--dir", default=None, help="scratch directory (default: system temp)")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -313,6 +405,9 @@ def main() -> None:
                 shutil.rmtree(row["tables_dir"], ignore_errors=True)
             else:
                 print(json.dumps(pipeline_steps(row, scratch)), flush=True)
+        if args.shard_loop:
+            row = shard_loop(args.loop_clips, args.shard_loop, args.queries_per_task, scratch, args.check_sample)
+            print(json.dumps(row), flush=True)
         ray_row = None if args.skip_ray else ray_compare(args.ray_clips, args.queries_per_task, scratch)
         if ray_row:
             print(json.dumps(ray_row), flush=True)

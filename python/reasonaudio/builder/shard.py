@@ -127,10 +127,13 @@ def read_shard(location: str) -> dict:
 
 def merge(
     shards: list[str], out: str | Path, *, force: bool = False, progress: bool = True, threads: int = 0,
-    from_plan: str | Path | None = None,
+    from_plan: str | Path | None = None, copy_audio: bool = True,
 ):
     """Assembles the shards of one sharded build into `out` (a path or URI); returns the `Built`. With
-    `from_plan` (the shards' saved plan) nothing is planned again."""
+    `from_plan` (the shards' saved plan) nothing is planned again. With `copy_audio=False` no audio is
+    read or copied (it may be gone from the shards): the tables, manifest and audio.sha256, byte for
+    byte those of a merge with the audio, come from each shard's render statistics and its
+    audio.sha256, which must list exactly the shard's clips; `out/audio` stays empty."""
     if not shards:
         raise UserError("merge needs at least one shard directory")
     metas = [read_shard(s) for s in shards]
@@ -172,6 +175,7 @@ def merge(
         bed_gain = np.full(n, np.nan, np.float32)
         snr = np.full(int(ptr[n]), np.nan, np.float32)
         paths = plan.rel_paths
+        digests: list[str] = []
         with tqdm(total=n, desc="merge", unit="clip", disable=not progress) as bar:
             for k in range(first["shards"]):
                 m = by_k[k]
@@ -188,14 +192,42 @@ def merge(
                     if ev["event_row"].to_list() != list(range(e0, e1)):
                         raise UserError(f"{m['location']}/{RENDER_EVENTS}: does not list event rows {e0}..{e1 - 1} in order")
                     snr[e0:e1] = ev["snr_db"].to_numpy()
-                names = [p.rpartition("/")[2] for p in paths[lo:hi]]
-                _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs, [f"{dest.audio_dir}/{x}" for x in names], m["location"])
+                if copy_audio:
+                    names = [p.rpartition("/")[2] for p in paths[lo:hi]]
+                    _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs,
+                                [f"{dest.audio_dir}/{x}" for x in names], m["location"])
+                else:
+                    digests += shard_audio_hashes(m, paths[lo:hi])
                 bar.update(hi - lo)
         if scene:
             plan.scene_report = {"bed_gain": bed_gain, "ev_snr_db": snr}  # type: ignore[attr-defined]
-        manifest = write_benchmark(plan, dest.root, peaks, gains, dest)
-        _check_copies(dest.root, [by_k[k] for k in range(first["shards"])])
+        if copy_audio:
+            manifest = write_benchmark(plan, dest.root, peaks, gains, dest)
+            _check_copies(dest.root, [by_k[k] for k in range(first["shards"])])
+        else:
+            manifest = write_benchmark(plan, dest.root, peaks, gains, dest, audio_sha256=digests)
     return Built(out if storage.is_uri(out) else Path(out), manifest)
+
+
+def shard_audio_hashes(meta: dict, rel_paths: list[str]) -> list[str]:
+    """The sha256 of each of `rel_paths` (the shard's clips, in clip order) from the shard's
+    audio.sha256, which must name exactly those files: a UserError names the shard's file and the
+    first path missing from it or foreign to the shard."""
+    where = f"{meta['location']}/{AUDIO_HASHES}"
+    try:
+        data = meta["fs"].cat_file(f"{meta['path']}/{AUDIO_HASHES}")
+    except FileNotFoundError:
+        raise UserError(f"{where}: missing (a merge without the audio takes each clip's sha256 from it): "
+                        "build that shard again") from None
+    listed = parse_audio_hashes(data, where)
+    missing = [p for p in rel_paths if p not in listed]
+    if missing:
+        raise UserError(f"{where}: does not list {missing[0]} ({len(missing)} of the shard's {len(rel_paths)} clips "
+                        "missing; a hash list of another shard or build?)")
+    if len(listed) != len(rel_paths):
+        extra = sorted(set(listed) - set(rel_paths))
+        raise UserError(f"{where}: lists {extra[0]}, not a clip of this shard ({len(extra)} such line(s))")
+    return [listed[p] for p in rel_paths]
 
 
 def _check_copies(root: Path, metas: list[dict]) -> None:

@@ -23,6 +23,16 @@ def add_parser(subparsers) -> None:
     p.add_argument("--force", action="store_true", help="replace a non-empty output directory")
     p.add_argument("--threads", type=int_in(0, MAX_THREADS), default=0, help=f"threads for re-planning, 0..{MAX_THREADS} (0 = all cores)")
     p.add_argument("--from-plan", default=None, metavar="FILE", help="the shards' plan (build --save-plan): nothing is planned again")
+    p.add_argument(
+        "--audio-elsewhere", action="store_true",
+        help=(
+            "copy no audio (the shards' audio may already be deleted, e.g. after exporting each shard): write "
+            "the tables, manifest and audio.sha256 (the same bytes as a merge with the audio) from each shard's "
+            "render.parquet and audio.sha256, which must list exactly that shard's clips. OUT/audio is left "
+            "empty: the clips are wherever the shards' audio was kept; put them in OUT/audio and "
+            "`sha256sum -c audio.sha256` (or `validate`) checks them"
+        ),
+    )
     p.set_defaults(func=run)
 
 
@@ -32,7 +42,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_persistent(args.out)
     start = time.perf_counter()
-    out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan)
+    out = merge(args.shards, args.out, force=args.force, progress=not args.quiet, threads=args.threads, from_plan=args.from_plan,
+                copy_audio=not args.audio_elsewhere)
     c = out.manifest["counts"]
     print(f"merged {len(args.shards)} shards into {out}: {c['clips']} clips, {c['queries']} queries in {time.perf_counter() - start:.1f} s")
+    if args.audio_elsewhere:
+        print(f"no audio copied: {out}/audio is empty; the {c['clips']} clip files are wherever the shards' audio was kept "
+              f"(audio.sha256 lists each one's sha256). Tables only: validate --no-audio, annotate, eval")
     return 0
