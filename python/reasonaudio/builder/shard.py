@@ -214,12 +214,10 @@ def shard_audio_hashes(meta: dict, rel_paths: list[str]) -> list[str]:
     audio.sha256, which must name exactly those files: a UserError names the shard's file and the
     first path missing from it or foreign to the shard."""
     where = f"{meta['location']}/{AUDIO_HASHES}"
-    try:
-        data = meta["fs"].cat_file(f"{meta['path']}/{AUDIO_HASHES}")
-    except FileNotFoundError:
+    listed = _shard_hash_list(meta)
+    if listed is None:
         raise UserError(f"{where}: missing (a merge without the audio takes each clip's sha256 from it): "
-                        "build that shard again") from None
-    listed = parse_audio_hashes(data, where)
+                        "build that shard again")
     missing = [p for p in rel_paths if p not in listed]
     if missing:
         raise UserError(f"{where}: does not list {missing[0]} ({len(missing)} of the shard's {len(rel_paths)} clips "
@@ -230,17 +228,25 @@ def shard_audio_hashes(meta: dict, rel_paths: list[str]) -> list[str]:
     return [listed[p] for p in rel_paths]
 
 
+def _shard_hash_list(meta: dict) -> dict[str, str] | None:
+    """A shard's audio.sha256 as {relative path: sha256}; None when the shard has none."""
+    try:
+        data = meta["fs"].cat_file(f"{meta['path']}/{AUDIO_HASHES}")
+    except FileNotFoundError:
+        return None
+    return parse_audio_hashes(data, f"{meta['location']}/{AUDIO_HASHES}")
+
+
 def _check_copies(root: Path, metas: list[dict]) -> None:
     """The merged audio against each shard's audio.sha256 (where the shard wrote one): a shard WAV
     that changed after its build is named, and nothing is merged."""
     merged = read_audio_hashes(root) or {}
     for m in metas:
         where = f"{m['location']}/{AUDIO_HASHES}"
-        try:
-            data = m["fs"].cat_file(f"{m['path']}/{AUDIO_HASHES}")
-        except FileNotFoundError:
+        listed = _shard_hash_list(m)
+        if listed is None:
             continue  # a shard built before the file existed
-        for rel, digest in parse_audio_hashes(data, where).items():
+        for rel, digest in listed.items():
             if merged.get(rel) != digest:
                 raise UserError(f"{m['location']}/{rel}: sha256 differs from {where} (the file changed after the shard "
                                 "was built); nothing was merged: build that shard again")
