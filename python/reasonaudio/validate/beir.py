@@ -104,7 +104,8 @@ def _check_beir(t: Tables, rec: _Recorder) -> None:
     if not qrels_path.is_file() or not t.has("qrels"):
         rec.skip("beir.qrels", "needs beir/qrels/test.tsv and qrels.parquet")
         return
-    if _tsv_is_parquet(qrels_path, t["qrels"]):
+    truth = t["qrels"].select("query_id", "clip_id", pl.col("relevance").cast(pl.Int64, strict=False))
+    if _tsv_is_parquet(qrels_path, truth):
         return
     try:
         lines = qrels_path.read_text(encoding="utf-8").splitlines()
@@ -113,7 +114,7 @@ def _check_beir(t: Tables, rec: _Recorder) -> None:
         return
     if not lines or lines[0] != BEIR_QRELS_HEADER:
         rec.violation("beir.qrels", f"test.tsv header is {lines[0] if lines else ''!r}, expected {BEIR_QRELS_HEADER!r}")
-    _compare_qrels_tsv(lines[1:], t["qrels"], rec)
+    _compare_qrels_tsv(lines[1:], truth, rec)
 
 
 def _corpus_is_clips(path: Path, clips: pl.DataFrame) -> bool:
@@ -135,15 +136,15 @@ def _corpus_is_clips(path: Path, clips: pl.DataFrame) -> bool:
     ).item()
 
 
-def _tsv_is_parquet(path: Path, qrels: pl.DataFrame) -> bool:
-    """Whether test.tsv lists qrels.parquet's pairs row for row with the header and integer scores
+def _tsv_is_parquet(path: Path, truth: pl.DataFrame) -> bool:
+    """Whether test.tsv lists `truth` (qrels.parquet's pairs and scores) row for row with the header and integer scores
     (what `build` writes): read by polars' CSV reader, without a Python string per line. Anything
     else, unreadable files included, is left to `_compare_qrels_tsv`, which names the lines."""
     try:
         tsv = pl.read_csv(path, separator="\t", quote_char=None, infer_schema=False, has_header=True)
     except Exception:  # polars raises several types for a malformed file
         return False
-    if tsv.columns != BEIR_QRELS_HEADER.split("\t") or tsv.height != qrels.height:
+    if tsv.columns != BEIR_QRELS_HEADER.split("\t") or tsv.height != truth.height:
         return False
     query, clip, score = tsv.columns
     if not tsv.select(pl.col(score).str.contains(r"^-?\d+$").all()).item():
@@ -151,12 +152,11 @@ def _tsv_is_parquet(path: Path, qrels: pl.DataFrame) -> bool:
     listed = tsv.select(
         pl.col(query).alias("query_id"), pl.col(clip).alias("clip_id"), pl.col(score).cast(pl.Int64, strict=False).alias("relevance")
     )
-    truth = qrels.select("query_id", "clip_id", pl.col("relevance").cast(pl.Int64, strict=False))
     return listed.equals(truth) and not listed.select(pl.struct("query_id", "clip_id").is_duplicated().any()).item()
 
 
-def _compare_qrels_tsv(body: list[str], qrels: pl.DataFrame, rec: _Recorder) -> None:
-    """test.tsv's rows (`body`: the lines after the header) against qrels.parquet, as frames: a
+def _compare_qrels_tsv(body: list[str], truth: pl.DataFrame, rec: _Recorder) -> None:
+    """test.tsv's rows (`body`: the lines after the header) against `truth` (qrels.parquet's pairs and scores), as frames: a
     corpus's millions of pairs are compared by joins, not one Python tuple each."""
     name = "beir.qrels"
 
@@ -189,7 +189,6 @@ def _compare_qrels_tsv(body: list[str], qrels: pl.DataFrame, rec: _Recorder) -> 
     report(twice, lambda r: f"test.tsv line {r['lineno']}: pair ({r['query_id']!r}, {r['clip_id']!r}) listed twice")
     if twice.height:
         listed = listed.unique(keys, keep="last", maintain_order=True)
-    truth = qrels.select("query_id", "clip_id", pl.col("relevance").cast(pl.Int64, strict=False))
     if listed.select(*keys, pl.col("listed").alias("relevance")).equals(truth):
         return  # row for row the parquet's pairs (how `build` writes them): nothing lacks, nothing differs
     report(
