@@ -17,14 +17,18 @@ def _clip_lengths(t: Tables) -> pl.DataFrame:
     return t["clips"].select("clip_id", (pl.col("duration_s") * sr).round(0).cast(pl.Int64).alias("clip_samples"))
 
 
+def _event_rows(t: Tables) -> pl.DataFrame:
+    """events.parquet with its row numbers (`_row`) and its times in samples as `on` and `off`."""
+    return t["events"].with_row_index("_row").with_columns(
+        pl.col("onset_sample").cast(pl.Int64).alias("on"), pl.col("offset_sample").cast(pl.Int64).alias("off")
+    )
+
+
 def _event_pairs(t: Tables) -> pl.DataFrame:
     """Every unordered pair of events in the same clip (`_row`, `_row_b`: their rows of events.parquet;
     `clip`: the clip_id as a category) with its common time (negative = gap), in samples. A corpus
     has tens of millions of pairs: they carry row numbers, not the events' strings."""
-    ev = t["events"].with_row_index("_row").select(
-        "_row", pl.col("clip_id").cast(pl.Categorical).alias("clip"), "event_index",
-        pl.col("onset_sample").cast(pl.Int64).alias("on"), pl.col("offset_sample").cast(pl.Int64).alias("off"),
-    )
+    ev = _event_rows(t).select("_row", pl.col("clip_id").cast(pl.Categorical).alias("clip"), "event_index", "on", "off")
     pairs = ev.join(ev, on="clip", suffix="_b").filter(pl.col("event_index") < pl.col("event_index_b"))
     return pairs.select(
         "_row", "_row_b", "clip", (pl.min_horizontal("off", "off_b") - pl.max_horizontal("on", "on_b")).alias("common")
@@ -34,10 +38,7 @@ def _event_pairs(t: Tables) -> pl.DataFrame:
 def _pair_rows(t: Tables, pairs: pl.DataFrame) -> pl.DataFrame:
     """`pairs` (a few) with both events' clip_id, event_index, label, on and off, sorted by clip_id
     and event indices."""
-    ev = t["events"].with_row_index("_row").select(
-        "_row", "clip_id", "event_index", "label",
-        pl.col("onset_sample").cast(pl.Int64).alias("on"), pl.col("offset_sample").cast(pl.Int64).alias("off"),
-    )
+    ev = _event_rows(t).select("_row", "clip_id", "event_index", "label", "on", "off")
     both = pairs.select("_row", "_row_b", "common").join(ev, on="_row").join(ev.drop("clip_id"), left_on="_row_b", right_on="_row", suffix="_b")
     return both.sort("clip_id", "event_index", "event_index_b")
 
