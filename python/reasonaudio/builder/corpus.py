@@ -4,16 +4,14 @@ into clips of it (contract §3.2)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import overload
 
 import numpy as np
 
 from reasonaudio import _core
 from reasonaudio.builder.config import BuildConfig
 from reasonaudio.contract import PATTERNS
-from reasonaudio.queries import ClipView, QuerySpec
+from reasonaudio.queries import ClipViews, QuerySpec
 from reasonaudio.relevance import plan_relevance as relevance, positive_labels
 
 # --- corpus plans ---------------------------------------------------------------------------------
@@ -33,7 +31,7 @@ class Corpus:
     def pattern(self, i: int) -> str:
         plan = self.replaced.get(i)
         flag = plan["clip_overlap"][0] if plan is not None else self.cols["clip_overlap"][i]
-        return PATTERNS[int(flag)]
+        return PATTERNS[int(flag)]  # a replacement keeps it (`replace`)
 
     def replace(self, i: int, plan: dict[str, np.ndarray]) -> None:
         if PATTERNS[int(plan["clip_overlap"][0])] != self.pattern(i):
@@ -66,42 +64,6 @@ class Corpus:
 
     def views(self) -> "ClipViews":
         return ClipViews(self.columns())
-
-
-class ClipViews(Sequence[ClipView]):
-    """The clips of a plan table as `ClipView`s, each made when it is read: a view holds Python
-    lists, ~1 KB a clip, which held for every clip of a million-clip corpus were most of the
-    memory planning took."""
-
-    def __init__(self, cols: dict[str, np.ndarray]):
-        self._ptr = cols["clip_event_ptr"].astype(np.int64)
-        self._atom = cols["ev_atom"]
-        self._onset = cols["ev_onset"]
-        self._length = cols["ev_length"]
-        self._overlap = cols["clip_overlap"]
-
-    def __len__(self) -> int:
-        return len(self._overlap)
-
-    def _view(self, i: int) -> ClipView:
-        lo, hi = self._ptr[i], self._ptr[i + 1]
-        onsets = self._onset[lo:hi]
-        return ClipView(
-            self._atom[lo:hi].tolist(), onsets.tolist(), (onsets + self._length[lo:hi]).tolist(), PATTERNS[int(self._overlap[i])]
-        )
-
-    @overload
-    def __getitem__(self, i: int) -> ClipView: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[ClipView]: ...
-
-    def __getitem__(self, i: int | slice) -> ClipView | list[ClipView]:
-        if isinstance(i, slice):
-            return [self._view(k) for k in range(*i.indices(len(self)))]
-        if not -len(self) <= i < len(self):
-            raise IndexError(i)
-        return self._view(i % len(self))
 
 
 def _containment_logic(logic: dict) -> dict:
@@ -227,7 +189,6 @@ def hard_negatives(
 ) -> Pairs:
     """Pick a positive and the hard negatives of every query, planning missing hard negatives into
     free clips of the corpus (raises _CorpusFull when it runs out of them)."""
-    n = corpus.n_clips
     rng = np.random.default_rng([config.seed, 0x4D43])
     logics = [s.logic for s in specs]
     containments = [_containment_logic(lg) for lg in logics]
@@ -249,7 +210,7 @@ def hard_negatives(
         kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
     protected.update(pos_pick)
     protected.update(x for held in kept for x in held)
-    free = {p: [i for i in range(n) if corpus.pattern(i) == p and i not in protected] for p in PATTERNS}
+    free = {p: [i for i in ClipViews(corpus.cols).with_pattern(p) if i not in protected] for p in PATTERNS}
     planned = 0
     for q, spec in enumerate(specs):
         for variant in range(want - len(kept[q])):

@@ -7,7 +7,7 @@ is parsed back during generation so that the text and the logic provably agree f
 at hand.
 """
 
-from reasonaudio.queries.generator import ClipView, QueryCapacityError, QueryGenerator, QuerySpec
+from reasonaudio.queries.generator import ClipView, ClipViews, QueryCapacityError, QueryGenerator, QuerySpec
 from reasonaudio.queries.parser import QueryParser, parse_query
 from reasonaudio.queries.templates import SHAPES, TEMPLATES, Shape, bare, render
 
@@ -15,6 +15,7 @@ __all__ = [
     "SHAPES",
     "TEMPLATES",
     "ClipView",
+    "ClipViews",
     "QueryCapacityError",
     "QueryGenerator",
     "QueryParser",

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Sequence, overload
 
 import numpy as np
 
-from reasonaudio.contract import TASKS
+from reasonaudio.contract import PATTERNS, TASKS
 from reasonaudio.contract.reference import is_before, overlaps
 from reasonaudio.errors import UserError
 from reasonaudio.queries.parser import QueryParser
@@ -45,6 +45,60 @@ class ClipView:
         ]
 
 
+class ClipViews(Sequence[ClipView]):
+    """The clips of a plan table (`clip_event_ptr`, `ev_atom`, `ev_onset`, `ev_length`,
+    `clip_overlap`) as `ClipView`s, each made when it is read: a view holds Python lists, ~1 KB a
+    clip, too much to hold for every clip of a million-clip corpus. Facts about the whole corpus
+    are computed from the columns, never by making every view."""
+
+    def __init__(self, cols: dict[str, np.ndarray]):
+        self._ptr = cols["clip_event_ptr"].astype(np.int64)
+        self._atom = cols["ev_atom"]
+        self._onset = cols["ev_onset"]
+        self._length = cols["ev_length"]
+        self._overlap = cols["clip_overlap"]
+
+    def __len__(self) -> int:
+        return len(self._overlap)
+
+    def _view(self, i: int) -> ClipView:
+        lo, hi = self._ptr[i], self._ptr[i + 1]
+        onsets = self._onset[lo:hi]
+        return ClipView(
+            self._atom[lo:hi].tolist(), onsets.tolist(), (onsets + self._length[lo:hi]).tolist(), PATTERNS[int(self._overlap[i])]
+        )
+
+    @overload
+    def __getitem__(self, i: int) -> ClipView: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[ClipView]: ...
+
+    def __getitem__(self, i: int | slice) -> ClipView | list[ClipView]:
+        if isinstance(i, slice):
+            return [self._view(k) for k in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self._view(i % len(self))
+
+    def with_pattern(self, pattern: str) -> list[int]:
+        """Indices of the clips of `pattern`, ascending."""
+        return np.flatnonzero(self._overlap == PATTERNS.index(pattern)).tolist()
+
+    def cooccurrence(self, n_labels: int, chunk: int = 65_536) -> np.ndarray:
+        """Whether two labels share a clip anywhere, as an n_labels x n_labels bool matrix (chunked
+        incidence products, so memory stays flat for million-clip corpora)."""
+        counts = np.zeros((n_labels, n_labels), dtype=np.float64)
+        for lo in range(0, len(self), chunk):
+            hi = min(lo + chunk, len(self))
+            e0, e1 = self._ptr[lo], self._ptr[hi]
+            rows = np.repeat(np.arange(hi - lo), np.diff(self._ptr[lo : hi + 1]))
+            incidence = np.zeros((hi - lo, n_labels), dtype=np.float32)
+            incidence[rows, self._atom[e0:e1].astype(np.int64)] = 1.0
+            counts += incidence.T @ incidence
+        return counts > 0
+
+
 @dataclass
 class QuerySpec:
     """A generated query before ids are assigned."""
@@ -73,7 +127,7 @@ class QueryCapacityError(UserError):
 class QueryGenerator:
     """Draws queries from real clips, balancing label use; deterministic in (seed, task, index)."""
 
-    clips: list[ClipView]
+    clips: ClipViews
     labels: list[str]
     phrases: list[str]
     sample_rate: int
@@ -85,8 +139,8 @@ class QueryGenerator:
     def __post_init__(self) -> None:
         if len(self.thresholds) < 1:
             raise UserError("duration queries need at least one duration threshold (two or more duration bins)")
-        self.cooccur = self._cooccurrence()
-        self.overlap_clips = [i for i, clip in enumerate(self.clips) if clip.pattern == "overlap"]
+        self.cooccur = self.clips.cooccurrence(len(self.labels))
+        self.overlap_clips = self.clips.with_pattern("overlap")
         self.parser = QueryParser(self.labels, self.phrases)
         # every reading of a rendered text: the parser is deterministic in the vocabulary, and a
         # build's capacity search renders the same texts once per attempt
@@ -105,20 +159,6 @@ class QueryGenerator:
         if readings is None:
             readings = self._readings[text] = self.parser.parse_all(text)
         return readings
-
-    def _cooccurrence(self, chunk: int = 65_536) -> np.ndarray:
-        """Whether two labels share a clip anywhere, as a labels x labels bool matrix (chunked
-        incidence products, so memory stays flat for million-clip corpora)."""
-        n_labels = len(self.labels)
-        counts = np.zeros((n_labels, n_labels), dtype=np.float64)
-        for lo in range(0, len(self.clips), chunk):
-            block = self.clips[lo : lo + chunk]
-            rows = np.repeat(np.arange(len(block)), [len(c.labels) for c in block])
-            cols = np.fromiter((lab for c in block for lab in c.labels), dtype=np.int64, count=len(rows))
-            incidence = np.zeros((len(block), n_labels), dtype=np.float32)
-            incidence[rows, cols] = 1.0
-            counts += incidence.T @ incidence
-        return counts > 0
 
     # label choice favours the least-used labels, so no label dominates
     def _pick(self, rng: np.random.Generator, candidates: Sequence[int]) -> int:

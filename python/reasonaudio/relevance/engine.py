@@ -41,8 +41,24 @@ class EventArrays:
     onset: np.ndarray  # int64 ticks
     offset: np.ndarray  # int64 ticks (exclusive)
     rate: float
-    clip_ids: list[str]
+    clip_ids: Sequence[str]
     labels: list[str]
+
+
+class _PlanIndices(Sequence[str]):
+    """The plan's clip indices as ids, made when read: a million-clip plan's ids are never needed
+    whole (ids come with the tables)."""
+
+    def __init__(self, n: int):
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [str(k) for k in range(*i.indices(self._n))]
+        return str(range(self._n)[i])
 
 
 @dataclass(frozen=True)
@@ -52,7 +68,7 @@ class RelevanceCSR:
     indptr: np.ndarray  # uint64, len(query_ids) + 1
     clip_indices: np.ndarray  # uint32, ascending within each query
     query_ids: list[str]
-    clip_ids: list[str]
+    clip_ids: Sequence[str]
 
     @property
     def n_pairs(self) -> int:
@@ -351,12 +367,12 @@ def plan_events(cols: Mapping[str, np.ndarray], labels: list[str], rate: float) 
     """Events of the planner's columns (ev_clip, ev_atom, ev_onset, ev_length, clip_length), in samples."""
     n_clips = len(cols["clip_length"])
     return EventArrays(
-        clip=np.asarray(cols["ev_clip"]).astype(np.uint32),
-        label=np.asarray(cols["ev_atom"]).astype(np.uint32),
-        onset=np.asarray(cols["ev_onset"]).astype(np.int64),
-        offset=(np.asarray(cols["ev_onset"]) + np.asarray(cols["ev_length"])).astype(np.int64),
+        clip=np.asarray(cols["ev_clip"]).astype(np.uint32, copy=False),
+        label=np.asarray(cols["ev_atom"]).astype(np.uint32, copy=False),
+        onset=np.asarray(cols["ev_onset"]).astype(np.int64, copy=False),
+        offset=(np.asarray(cols["ev_onset"]) + np.asarray(cols["ev_length"])).astype(np.int64, copy=False),
         rate=float(rate),
-        clip_ids=[str(i) for i in range(n_clips)],  # the plan's clip indices; ids come with the tables
+        clip_ids=_PlanIndices(n_clips),
         labels=list(labels),
     )
 

@@ -385,13 +385,30 @@ pub fn plan_corpus_cancellable(
     overlap_fraction: f64,
     cancel: Cancel<'_>,
 ) -> Result<Vec<ClipPlan>, PlanError> {
+    plan_corpus_range(params, native_lengths, seed, n_clips, overlap_fraction, 0..n_clips, cancel)
+}
+
+/// Clips `range` of an `n_clips` corpus, in parallel: the same plans [`plan_corpus`] gives them,
+/// so a corpus can be planned a block at a time with memory for one block's plans.
+pub fn plan_corpus_range(
+    params: &PlanParams,
+    native_lengths: &[i64],
+    seed: u64,
+    n_clips: u64,
+    overlap_fraction: f64,
+    range: std::ops::Range<u64>,
+    cancel: Cancel<'_>,
+) -> Result<Vec<ClipPlan>, PlanError> {
     params.validate(native_lengths.len())?;
     if !(0.0..=1.0).contains(&overlap_fraction) {
         return Err(PlanError::InvalidParams(format!("overlap_fraction {overlap_fraction} is not within [0, 1]")));
     }
+    if range.end > n_clips {
+        return Err(PlanError::InvalidParams(format!("clips {range:?} are not within a corpus of {n_clips}")));
+    }
     let n_overlap = (n_clips as f64 * overlap_fraction).round() as u64;
     let request = ClipRequest::default();
-    (0..n_clips)
+    range
         .into_par_iter()
         .map(|i| {
             if cancel.is_set() {
@@ -677,6 +694,21 @@ mod tests {
         assert_eq!(a, b);
         let c = plan_corpus(&params, &nat, 12, 300, 0.4).unwrap();
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn ranges_plan_what_the_whole_corpus_plans() {
+        let params = PlanParams::default();
+        let natives = natives(12, params.sample_rate as i64);
+        let whole = plan_corpus(&params, &natives, 11, 50, 0.3).unwrap();
+        let mut blocks = Vec::new();
+        for lo in (0..50).step_by(16) {
+            blocks.extend(
+                plan_corpus_range(&params, &natives, 11, 50, 0.3, lo..(lo + 16).min(50), Cancel::NEVER).unwrap(),
+            );
+        }
+        assert_eq!(whole, blocks);
+        assert!(plan_corpus_range(&params, &natives, 11, 50, 0.3, 40..51, Cancel::NEVER).is_err());
     }
 
     #[test]

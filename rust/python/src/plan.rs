@@ -23,43 +23,84 @@ fn parse_pattern(pattern: &str) -> PyResult<Pattern> {
     }
 }
 
-fn columns<'py>(py: Python<'py>, plans: &[ClipPlan]) -> PyResult<Bound<'py, PyDict>> {
-    let n_events: usize = plans.iter().map(|p| p.events.len()).sum();
-    let mut ptr = Vec::with_capacity(plans.len() + 1);
-    let (mut clip, mut atom, mut onset, mut length, mut gain, mut mode) = (
-        Vec::with_capacity(n_events),
-        Vec::with_capacity(n_events),
-        Vec::with_capacity(n_events),
-        Vec::with_capacity(n_events),
-        Vec::with_capacity(n_events),
-        Vec::with_capacity(n_events),
-    );
-    ptr.push(0u64);
-    for (i, p) in plans.iter().enumerate() {
-        for e in &p.events {
-            clip.push(i as u32);
-            atom.push(e.atom);
-            onset.push(e.onset);
-            length.push(e.length);
-            gain.push(e.gain_db);
-            mode.push(e.mode as u8);
-        }
-        ptr.push(clip.len() as u64);
-    }
-    let clip_length: Vec<i64> = plans.iter().map(|p| p.length).collect();
-    let pattern: Vec<u8> = plans.iter().map(|p| (p.pattern == Pattern::Overlap) as u8).collect();
-    let out = PyDict::new(py);
-    out.set_item("clip_event_ptr", ptr.into_pyarray(py))?;
-    out.set_item("ev_clip", clip.into_pyarray(py))?;
-    out.set_item("ev_atom", atom.into_pyarray(py))?;
-    out.set_item("ev_onset", onset.into_pyarray(py))?;
-    out.set_item("ev_length", length.into_pyarray(py))?;
-    out.set_item("ev_gain_db", gain.into_pyarray(py))?;
-    out.set_item("ev_mode", mode.into_pyarray(py))?;
-    out.set_item("clip_length", clip_length.into_pyarray(py))?;
-    out.set_item("clip_overlap", pattern.into_pyarray(py))?;
-    Ok(out)
+/// Clip plans as columns: per-event columns sorted by clip, per-clip columns.
+#[derive(Default)]
+struct Columns {
+    ptr: Vec<u64>,
+    clip: Vec<u32>,
+    atom: Vec<u32>,
+    onset: Vec<i64>,
+    length: Vec<i64>,
+    gain: Vec<f32>,
+    mode: Vec<u8>,
+    clip_length: Vec<i64>,
+    pattern: Vec<u8>,
 }
+
+impl Columns {
+    fn with_capacity(n_clips: usize, n_events: usize) -> Self {
+        let mut ptr = Vec::with_capacity(n_clips + 1);
+        ptr.push(0u64);
+        Columns {
+            ptr,
+            clip: Vec::with_capacity(n_events),
+            atom: Vec::with_capacity(n_events),
+            onset: Vec::with_capacity(n_events),
+            length: Vec::with_capacity(n_events),
+            gain: Vec::with_capacity(n_events),
+            mode: Vec::with_capacity(n_events),
+            clip_length: Vec::with_capacity(n_clips),
+            pattern: Vec::with_capacity(n_clips),
+        }
+    }
+
+    fn push(&mut self, plan: &ClipPlan) {
+        let i = self.clip_length.len() as u32;
+        for e in &plan.events {
+            self.clip.push(i);
+            self.atom.push(e.atom);
+            self.onset.push(e.onset);
+            self.length.push(e.length);
+            self.gain.push(e.gain_db);
+            self.mode.push(e.mode as u8);
+        }
+        self.ptr.push(self.clip.len() as u64);
+        self.clip_length.push(plan.length);
+        self.pattern.push((plan.pattern == Pattern::Overlap) as u8);
+    }
+
+    fn into_dict(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let out = PyDict::new(py);
+        // shrinking first: the event columns were reserved for the most events a clip may have
+        out.set_item("clip_event_ptr", shrunk(self.ptr).into_pyarray(py))?;
+        out.set_item("ev_clip", shrunk(self.clip).into_pyarray(py))?;
+        out.set_item("ev_atom", shrunk(self.atom).into_pyarray(py))?;
+        out.set_item("ev_onset", shrunk(self.onset).into_pyarray(py))?;
+        out.set_item("ev_length", shrunk(self.length).into_pyarray(py))?;
+        out.set_item("ev_gain_db", shrunk(self.gain).into_pyarray(py))?;
+        out.set_item("ev_mode", shrunk(self.mode).into_pyarray(py))?;
+        out.set_item("clip_length", shrunk(self.clip_length).into_pyarray(py))?;
+        out.set_item("clip_overlap", shrunk(self.pattern).into_pyarray(py))?;
+        Ok(out)
+    }
+}
+
+fn shrunk<T>(mut v: Vec<T>) -> Vec<T> {
+    v.shrink_to_fit();
+    v
+}
+
+fn columns<'py>(py: Python<'py>, plans: &[ClipPlan]) -> PyResult<Bound<'py, PyDict>> {
+    let mut cols = Columns::with_capacity(plans.len(), plans.iter().map(|p| p.events.len()).sum());
+    for plan in plans {
+        cols.push(plan);
+    }
+    cols.into_dict(py)
+}
+
+/// Clips planned per block: a block's plans (a few hundred bytes a clip) are the only per-clip
+/// structures alive besides the columns, whatever the corpus size.
+const PLAN_BLOCK: u64 = 65_536;
 
 /// Default planner parameters as JSON (the manifest records the JSON actually used).
 #[pyfunction]
@@ -88,15 +129,30 @@ fn plan_corpus<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let params = parse_params(params_json)?;
     let natives = native_lengths.as_slice()?.to_vec();
-    let plans = interruptible(py, |flag| {
+    let cols = interruptible(py, |flag| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
         pool.install(|| {
-            plan::plan_corpus_cancellable(&params, &natives, seed, n_clips, overlap_fraction, Cancel::new(flag))
+            let n = usize::try_from(n_clips).map_err(|e| e.to_string())?;
+            let mut cols = Columns::with_capacity(n, n.saturating_mul(params.max_events as usize));
+            for lo in (0..n_clips).step_by(PLAN_BLOCK as usize) {
+                let range = lo..(lo + PLAN_BLOCK).min(n_clips);
+                let block = plan::plan_corpus_range(
+                    &params,
+                    &natives,
+                    seed,
+                    n_clips,
+                    overlap_fraction,
+                    range,
+                    Cancel::new(flag),
+                )
+                .map_err(|e| e.to_string())?;
+                block.iter().for_each(|p| cols.push(p));
+            }
+            Ok::<_, String>(cols)
         })
-        .map_err(|e| e.to_string())
     })?
     .map_err(PlanError::new_err)?;
-    columns(py, &plans)
+    cols.into_dict(py)
 }
 
 /// What one clip planned on purpose must hold, checked when made (an atom required twice, one both
