@@ -156,3 +156,24 @@ def test_seed_out_of_range_is_refused_by_the_api_too(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match="--seed"):
         build(tmp_path / "neg", BuildConfig(clips=10, seed=-1), progress=False)
+
+
+def test_plan_relevance_is_the_same_whatever_the_block() -> None:
+    """Planning annotates its columns a block of clips at a time; the relevant clips (values, order,
+    dtype) equal one call over the whole corpus, including blocks cut inside a run of clips a query
+    holds and a last block of one clip."""
+    from reasonaudio.builder.plan import plan_benchmark
+    from reasonaudio.relevance import plan_relevance, positive_labels
+
+    plan = plan_benchmark(BuildConfig(clips=601, queries_per_task=4, seed=5))
+    logics = [s.logic for s in plan.specs]
+    logics += [{"all": [{"has": lab}]} for lg in logics for lab in positive_labels(lg)]
+    labels = plan.library.labels
+    whole = plan_relevance(plan.final, labels, logics, plan.config.sample_rate, 1)
+    assert sum(len(r) for r in whole) > 601  # the logics hold clips in every block
+    for block in (1, 7, 100, 600):
+        cut = plan_relevance(plan.final, labels, logics, plan.config.sample_rate, 2, block=block)
+        assert len(cut) == len(whole)
+        for a, b in zip(whole, cut):
+            assert a.dtype == b.dtype == np.uint32
+            assert a.tolist() == b.tolist()

@@ -377,10 +377,39 @@ def plan_events(cols: Mapping[str, np.ndarray], labels: list[str], rate: float) 
     )
 
 
-def plan_relevance(cols: Mapping[str, np.ndarray], labels: list[str], logics: list[dict], rate: int, threads: int) -> list[np.ndarray]:
-    """Relevant clip indices per logic on the planner's columns (the build's own use of the engine)."""
-    indptr, clips = engine_csr(plan_events(cols, labels, rate), [json.dumps(lg) for lg in logics], None, threads)
-    return [clips[indptr[q] : indptr[q + 1]] for q in range(len(logics))]
+# Clips per call of the engine on a plan: the engine's index of every event it is given is the
+# largest thing planning holds, and a clip's relevance depends on its own events alone, so a plan
+# is annotated a block of clips at a time.
+PLAN_RELEVANCE_BLOCK = 1 << 18
+
+
+def plan_relevance(
+    cols: Mapping[str, np.ndarray], labels: list[str], logics: list[dict], rate: int, threads: int, block: int = PLAN_RELEVANCE_BLOCK
+) -> list[np.ndarray]:
+    """Relevant clip indices (uint32, ascending) per logic on the planner's columns (the build's
+    own use of the engine), the same whatever `block`."""
+    logic_json = [json.dumps(lg) for lg in logics]
+    n = len(cols["clip_length"])
+    if n <= block:
+        indptr, clips = engine_csr(plan_events(cols, labels, rate), logic_json, None, threads)
+        return [clips[indptr[q] : indptr[q + 1]] for q in range(len(logics))]
+    ptr = np.asarray(cols["clip_event_ptr"], dtype=np.int64)
+    pieces: list[list[np.ndarray]] = [[] for _ in logics]
+    for lo in range(0, n, block):
+        hi = min(lo + block, n)
+        e0, e1 = int(ptr[lo]), int(ptr[hi])
+        part = {
+            "ev_clip": (np.asarray(cols["ev_clip"][e0:e1], dtype=np.int64) - lo).astype(np.uint32),
+            "ev_atom": cols["ev_atom"][e0:e1],
+            "ev_onset": cols["ev_onset"][e0:e1],
+            "ev_length": cols["ev_length"][e0:e1],
+            "clip_length": cols["clip_length"][lo:hi],
+        }
+        indptr, clips = engine_csr(plan_events(part, labels, rate), logic_json, None, threads)
+        for q in range(len(logics)):
+            pieces[q].append(clips[indptr[q] : indptr[q + 1]] + np.uint32(lo))
+        del indptr, clips
+    return [np.concatenate(p) for p in pieces]
 
 
 def annotate(
