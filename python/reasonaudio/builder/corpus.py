@@ -225,6 +225,7 @@ def hard_negatives(
             if neg_pick[q] is None:
                 neg_pick[q] = victim
             planned += 1
+    del rel, con  # both are recomputed on the final corpus; at a million clips they are ~100 MB
     final = corpus.columns()
     rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
     con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
