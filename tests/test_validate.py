@@ -10,9 +10,12 @@ import numpy as np
 import polars as pl
 import pytest
 import soundfile as sf
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reasonaudio.cli import main
 from reasonaudio.errors import UserError
+from reasonaudio.validate.selection import AudioSelection
 from reasonaudio.validate import (
     Constraint,
     EventIndex,
@@ -438,6 +441,40 @@ def test_no_audio_and_max_audio_files(bench: Path) -> None:
     assert report.ok and report.check("audio.readable").skipped == "--no-audio"
     assert validate_benchmark(bench, max_audio_files=10).ok  # clip0010 is the 11th by id
     assert not validate_benchmark(bench).ok
+
+
+
+def test_audio_sample_reads_evenly_spaced_clips(bench: Path, capsys) -> None:
+    from reasonaudio.io.audio_hashes import write_audio_hashes
+
+    clips = pl.read_parquet(bench / "clips.parquet").sort("clip_id")
+    ids = clips["clip_id"].to_list()
+    assert len(ids) > 3
+    write_audio_hashes(bench, clips["path"].to_list())
+    _edit_audio(bench, ids[-1], lambda x: x[:-100])  # the last clip by id: no first-N check reads it
+    assert validate_benchmark(bench, max_audio_files=len(ids) - 1).ok
+    report = validate_benchmark(bench, audio_sample=3)
+    assert "audio.hashes" in failed(bench, audio_sample=3)
+    notes = report.check("audio.readable").notes
+    assert f"checked 3 of {len(ids)} clips, evenly spaced by clip_id (the first and the last among them)" in notes
+    assert "3 file(s) read" in notes and "3 file(s) hashed" in report.check("audio.hashes").notes
+    assert validate_benchmark(bench, audio_sample=len(ids)).check("audio.readable").notes == [f"{len(ids)} file(s) read"]
+    with pytest.raises(UserError, match="not both"):
+        validate_benchmark(bench, max_audio_files=2, audio_sample=2)
+    assert main(["validate", str(bench), "--audio-sample", "-1"]) == 2
+    assert "--audio-sample must be >= 0, got -1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["validate", str(bench), "--audio-sample", "2", "--max-audio-files", "2"])
+
+
+@given(st.integers(1, 10_000), st.integers(0, 200))
+def test_audio_sample_positions(n: int, k: int) -> None:
+    if k >= n:
+        return
+    pos = AudioSelection(sample=k).positions(n).tolist()
+    assert len(pos) == k and pos == sorted(set(pos)) and all(0 <= p < n for p in pos)
+    if k >= 2:
+        assert pos[0] == 0 and pos[-1] == n - 1
 
 
 # ------------------------------------------------------------------------------------------- beir

@@ -32,7 +32,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("directory", type=bench_argument, metavar="DIR", help="benchmark directory (holds manifest.json), or hf://datasets/ORG/NAME[@REV]")
     parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN_S, metavar="S", help=f"robustness margin m in seconds (default {DEFAULT_MARGIN_S})")
     parser.add_argument("--no-audio", action="store_true", help="skip reading the audio files")
-    parser.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--max-audio-files", type=int, default=None, metavar="N", help="read only the first N clips' audio (by clip id)")
+    which.add_argument("--audio-sample", type=int, default=None, metavar="K",
+                       help="read K clips' audio, evenly spaced over the clip ids (the first and the last among them): every shard of a large corpus is seen")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write the full report as JSON ('-': to stdout, the text report then goes to stderr)")
     parser.add_argument("--force", action="store_true", help="replace an earlier JSON report at --json")
@@ -46,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
     args.directory = dataset_path(args.directory)
 
-    if args.max_audio_files is not None and args.max_audio_files < 0:
-        raise UserError(f"--max-audio-files must be >= 0, got {args.max_audio_files}")
+    for option, value in (("--max-audio-files", args.max_audio_files), ("--audio-sample", args.audio_sample)):
+        if value is not None and value < 0:
+            raise UserError(f"{option} must be >= 0, got {value}")
     to_stdout = args.json == STDOUT
     if args.json is not None and not to_stdout:  # before the checks, which can take minutes
         check_not_an_input(args.json, [args.directory], "--json")
@@ -57,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         margin_s=args.margin,
         check_audio=not args.no_audio,
         max_audio_files=args.max_audio_files,
+        audio_sample=args.audio_sample,
         progress=None if args.quiet else lambda what: print(f"{what} …", file=sys.stderr, flush=True),
     )
     # with the JSON on stdout, stdout holds nothing else: a program can read it whole

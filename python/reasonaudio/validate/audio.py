@@ -18,6 +18,7 @@ from reasonaudio.contract import (
 )
 from reasonaudio.contract import AUDIBLE_WINDOW_S
 from reasonaudio.validate.checklist import _Recorder
+from reasonaudio.validate.selection import AudioSelection
 from reasonaudio.validate.tables import Tables
 
 # -------------------------------------------------------------------------------------------- audio
@@ -162,13 +163,13 @@ def _file_findings(
 def _check_audio(
     t: Tables,
     rec: _Recorder,
-    max_audio_files: int | None,
+    selection: AudioSelection | int | None,
     audible_dbfs: float,
     show_progress: bool = False,
     workers: int | None = None,
 ) -> dict[str, str]:
-    """Runs the audio checks; returns {clip path: sha256 of its bytes} of every file read (what
-    audio.hashes compares, so no file is read twice)."""
+    """Runs the audio checks on the `selection` of clips (an int: the first N); returns {clip path:
+    sha256 of its bytes} of every file read (what audio.hashes compares, so no file is read twice)."""
     names = ("audio.readable", "audio.range", "audio.background", "audio.audible")
     for n in names:
         rec.get(n)
@@ -185,9 +186,10 @@ def _check_audio(
     window = max(1, int(round(AUDIBLE_WINDOW_S * sr)))
 
     clips = t["clips"].sort("clip_id")
-    if max_audio_files is not None and clips.height > max_audio_files:
-        rec.note("audio.readable", f"checked the first {max_audio_files} of {clips.height} clips (by clip_id)")
-        clips = clips.head(max_audio_files)
+    selection = AudioSelection.of(selection)
+    if (fewer := selection.describe(clips.height)) is not None:
+        rec.note("audio.readable", fewer)
+        clips = selection.pick(clips)
     events = t["events"].select(
         "clip_id", "label", pl.col("onset_sample").cast(pl.Int64), pl.col("offset_sample").cast(pl.Int64)
     ).sort("clip_id", "onset_sample")

@@ -23,6 +23,7 @@ from reasonaudio.contract import (
 from reasonaudio.contract import TABLE_SCHEMAS
 from reasonaudio.contract.reference import summary_stats
 from reasonaudio.errors import UserError
+from reasonaudio.validate.selection import AudioSelection
 from reasonaudio.validate.checklist import _Recorder
 from reasonaudio.validate.tables import Tables
 
@@ -392,7 +393,7 @@ def _atoms_audio_problem(t: Tables, claimed) -> str | None:
     return None
 
 
-def _check_audio_hashes(t: Tables, rec: _Recorder, max_files: int | None = None, digests: dict[str, str] | None = None) -> None:
+def _check_audio_hashes(t: Tables, rec: _Recorder, selection: AudioSelection | int | None = None, digests: dict[str, str] | None = None) -> None:
     """Every clip file against audio.sha256: the audio checks see peaks, silence and audibility, not
     a few hundred flipped bytes inside an event; the hashes do. `digests` ({path: sha256}) are those
     the audio checks took while reading the files; a file not among them is read here."""
@@ -416,8 +417,10 @@ def _check_audio_hashes(t: Tables, rec: _Recorder, max_files: int | None = None,
     for p in unlisted[: rec.max_examples]:
         rec.violation(name, f"{p}: not listed in {AUDIO_HASHES}", 0)
     rec.get(name).violations += len(unlisted)
+    listed = t["clips"].select("clip_id", pl.col("path").cast(pl.String)).sort("clip_id", maintain_order=True)
+    listed = listed.filter(pl.col("path").is_in(list(recorded)))
     checked = 0
-    for p in [p for p in paths if p in recorded][:max_files]:
+    for p in AudioSelection.of(selection).pick(listed)["path"].to_list():
         file = t.root / p
         if not file.is_file():
             continue  # audio.readable reports a missing file

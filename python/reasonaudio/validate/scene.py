@@ -32,6 +32,7 @@ from reasonaudio.contract import (
 from reasonaudio.contract.logic import parse_logic
 from reasonaudio.errors import LogicError
 from reasonaudio.validate.checklist import CHECK_DESCRIPTIONS, _Recorder
+from reasonaudio.validate.selection import AudioSelection
 from reasonaudio.validate.tables import Tables
 
 #: Samples of bed alone that measure the bed's level well (10 ms at 16 kHz: a gain estimate from a
@@ -161,7 +162,7 @@ def _check_duration_thresholds(t: Tables, rec: _Recorder, margin_s: float, sr: i
                                   f"{what} {th:g} s (room tail {tail:.3f} s)")
 
 
-def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: int | None, check_audio: bool = True) -> None:
+def _check_scene(t: Tables, rec: _Recorder, margin_s: float, selection: AudioSelection | int | None, check_audio: bool = True) -> None:
     m = t.manifest or {}
     scene = m.get("scene")
     if str(m.get("format_version")) != FORMAT_VERSION_SCENE and scene is None:
@@ -260,9 +261,10 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, max_audio_files: in
     with_bed = clips.filter(pl.col("background_id").is_not_null()).sort("clip_id")
     if with_bed.height == 0:
         rec.skip("scene.snr", "no clip has a bed")
-    if max_audio_files is not None and with_bed.height > max_audio_files:
-        rec.note("scene.snr", f"checked the first {max_audio_files} of {with_bed.height} clips with a bed")
-        with_bed = with_bed.head(max_audio_files)
+    selection = AudioSelection.of(selection)
+    if (fewer := selection.describe(with_bed.height, "clips with a bed")) is not None:
+        rec.note("scene.snr", fewer)
+        with_bed = selection.pick(with_bed)
     room_len = {r: len(h) for r, h in responses.items()}
     worst = math.inf
     crowded = 0
