@@ -59,7 +59,21 @@ def _check_manifest(t: Tables, rec: _Recorder) -> None:
 
 
 def _duplicates(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
-    return frame.group_by(columns).len().filter(pl.col("len") > 1).sort(columns)
+    """Every key of `columns` that occurs more than once, with its count (`len`), sorted by key.
+
+    A group-by over millions of string keys (qrels' pairs) costs gigabytes of hash table; the rows
+    are first screened by a 64-bit hash of their key, sorted in numpy (8 bytes a row), and only the
+    rows whose hash repeats (every duplicate, and the rare collision) are grouped by their keys."""
+    key = pl.lit(0, dtype=pl.UInt64)
+    for seed, column in enumerate(columns):
+        # odd multiplier: the hashes of the key's columns do not cancel when two of them are equal
+        key = key * 0x9E3779B97F4A7C15 + pl.col(column).hash(seed)
+    hashes = frame.select(key.alias("_key"))["_key"].to_numpy()
+    ordered = np.sort(hashes)
+    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    del ordered
+    candidates = frame.select(columns).filter(pl.Series(np.isin(hashes, repeated)))
+    return candidates.group_by(columns).len().filter(pl.col("len") > 1).sort(columns)
 
 
 def _check_ids(t: Tables, rec: _Recorder) -> None:
