@@ -13,7 +13,7 @@ from reasonaudio.contract import (
 )
 from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
-from reasonaudio.validate.layout import _ids
+from reasonaudio.validate.layout import _duplicates, _ids
 from reasonaudio.validate.tables import Tables
 
 # --------------------------------------------------------------------------------------------- beir
@@ -152,7 +152,7 @@ def _tsv_is_parquet(path: Path, truth: pl.DataFrame) -> bool:
     listed = tsv.select(
         pl.col(query).alias("query_id"), pl.col(clip).alias("clip_id"), pl.col(score).cast(pl.Int64, strict=False).alias("relevance")
     )
-    return listed.equals(truth) and not listed.select(pl.struct("query_id", "clip_id").is_duplicated().any()).item()
+    return listed.equals(truth) and _duplicates(listed, ["query_id", "clip_id"]).height == 0
 
 
 def _compare_qrels_tsv(body: list[str], truth: pl.DataFrame, rec: _Recorder) -> None:
