@@ -26,8 +26,12 @@ def _clip_codes(t: Tables) -> tuple[np.ndarray, np.ndarray, int]:
     occurrence order), then the ids only events.parquet names. Every later step keys on these
     4-byte codes instead of hashing a string per event."""
     ids = t["clips"].select("clip_id").unique(maintain_order=True).with_row_index("_code")
-    clip_code = t["clips"].select("clip_id").join(ids, on="clip_id", how="left", maintain_order="left")["_code"].to_numpy()
-    located = t["events"].select("clip_id").join(ids, on="clip_id", how="left", maintain_order="left")["_code"]
+    def code_of(frame: pl.DataFrame) -> pl.Series:
+        located = frame.lazy().select("clip_id").join(ids.lazy(), on="clip_id", how="left", maintain_order="left")
+        return located.select("_code").collect(engine="streaming")["_code"]
+
+    clip_code = code_of(t["clips"]).to_numpy()
+    located = code_of(t["events"])
     n_codes = ids.height
     if located.null_count():
         orphan = located.is_null().to_numpy()
