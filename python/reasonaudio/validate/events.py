@@ -123,12 +123,6 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
         rec.violation("events.labels", f"clip {row['clip_id']}: label {row['label']!r} occurs {row['len']} times", 0)
     rec.get("events.labels").violations += dup.height
 
-    timed = (
-        events.select("clip_id", "onset_sample", "offset_sample", "onset_s", "offset_s")
-        .with_row_index("_row")
-        .join(_clip_lengths(t), on="clip_id", how="left", maintain_order="left")
-        .drop("clip_id")
-    )
     rules = [
         (pl.col("onset_sample") < 0, "onset_sample {onset_sample} < 0"),
         (pl.col("onset_sample") >= pl.col("offset_sample"), "onset_sample {onset_sample} >= offset_sample {offset_sample}"),
@@ -136,11 +130,20 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
         ((pl.col("onset_s") - pl.col("onset_sample") / sr).abs() > TIME_TOLERANCE_S, "onset_s {onset_s} != onset_sample/sample_rate = {onset_sample}/" + str(sr)),
         ((pl.col("offset_s") - pl.col("offset_sample") / sr).abs() > TIME_TOLERANCE_S, "offset_s {offset_s} != offset_sample/sample_rate = {offset_sample}/" + str(sr)),
     ]
+    # one streamed pass keeps the rows that break any rule (a batch of events at a time through the
+    # join with the clips' lengths); each rule then picks its own from those few
+    broken = (
+        events.lazy()
+        .select("clip_id", "event_index", "label", "onset_sample", "offset_sample", "onset_s", "offset_s")
+        .with_row_index("_row")
+        .join(_clip_lengths(t).lazy(), on="clip_id", how="left")
+        .filter(pl.any_horizontal(condition.fill_null(False) for condition, _ in rules))
+        .collect(engine="streaming")
+        .sort("_row")
+    )
     for condition, template in rules:
-        bad = timed.filter(condition.fill_null(False))
-        shown = bad.head(rec.max_examples)
-        shown = pl.concat([shown, events.select("clip_id", "event_index", "label")[shown["_row"].to_numpy()]], how="horizontal")
-        for row in shown.iter_rows(named=True):
+        bad = broken.filter(condition.fill_null(False))
+        for row in bad.head(rec.max_examples).iter_rows(named=True):
             rec.violation(
                 "events.times",
                 f"events.parquet row {row['_row']} (clip {row['clip_id']}, event {row['event_index']}, {row['label']}): " + template.format(**row),
@@ -148,7 +151,7 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
             )
         rec.get("events.times").violations += bad.height
 
-    del timed
+    del broken
     slack = 2 * margin_s * sr
     overlaps = np.zeros(n_codes, dtype=bool)
     close_a: list[np.ndarray] = []
