@@ -62,8 +62,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
 
     # relevant pairs as (query ordinal, clip position) integers: 7.6M pairs at a million clips are
     # 60 MB of positions where strings would take gigabytes to build and join
-    expected_q: list[np.ndarray] = []
-    expected_c: list[np.ndarray] = []
+    expected: list[np.ndarray] = []
     mc_named = _mc_positions(t)
     mc_flags: dict[str, dict[int, tuple[bool, bool]]] = {}
     near_thresholds = 0
@@ -71,8 +70,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
         truth = index.evaluate(constraints, slack)
         relevant = truth.nominal
         rel_idx = np.flatnonzero(relevant)
-        expected_q.append(np.full(rel_idx.size, k, dtype=np.int64))
-        expected_c.append(rel_idx)
+        expected.append(k * index.n_clips + rel_idx)
 
         unstable = np.flatnonzero(truth.robust != truth.possible)
         if unstable.size:
@@ -118,8 +116,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
 
     if t.has("queries") and len(parsed) < t["queries"].height:
         rec.note("relevance.qrels", f"{t['queries'].height - len(parsed)} query(ies) with unparsable logic not compared (see queries.logic)")
-    _compare_qrels(t, rec, list(parsed), np.concatenate(expected_q) if expected_q else np.zeros(0, np.int64),
-                   np.concatenate(expected_c) if expected_c else np.zeros(0, np.int64))
+    _compare_qrels(t, rec, list(parsed), np.concatenate(expected) if expected else np.zeros(0, np.int64))
     _check_mc(t, rec, mc_flags)
 
 
@@ -140,9 +137,10 @@ def _mc_positions(t: Tables) -> dict[str, np.ndarray]:
     return {qid: np.asarray(positions, dtype=np.int64) for qid, positions in named.iter_rows()}
 
 
-def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected_q: np.ndarray, expected_c: np.ndarray) -> None:
+def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected: np.ndarray) -> None:
     """qrels.parquet's pairs of the `queries` that were evaluated against the relevant ones
-    recomputed (`expected_q`: ordinals in `queries`, `expected_c`: positions in clips.parquet)."""
+    recomputed (`expected`: q * n + c for the query of ordinal q in `queries` and the clip at
+    position c of clips.parquet's n, ascending)."""
     name = "relevance.qrels"
     if not t.has("qrels"):
         rec.skip(name, "qrels.parquet unusable")
@@ -155,10 +153,9 @@ def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected_q: np
     # pairs as integers q * n + clip, the clip by the first position of its id (a repeated id is one clip)
     n = t["clips"].height
     first = _first_positions(t, "first")
-    canon = expected_c
     if first.height < n:
-        canon = t["clips"].select("clip_id").join(first, on="clip_id", how="left", maintain_order="left")["_at"].to_numpy().astype(np.int64)[expected_c]
-    expected = expected_q * n + canon
+        canon = t["clips"].select("clip_id").join(first, on="clip_id", how="left", maintain_order="left")["_at"].to_numpy().astype(np.int64)
+        expected = expected // n * n + canon[expected % n]
     ordinals = pl.DataFrame({"query_id": queries, "_q": np.arange(len(queries), dtype=np.int64)}, schema={"query_id": pl.String, "_q": pl.Int64})
     # each row's pair as its integer; -2: a query not evaluated, -1: a clip_id clips.parquet lacks. The
     # streaming engine joins a batch of rows at a time (tens of MB where the joined frame takes ~1 GB)
@@ -175,7 +172,7 @@ def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected_q: np
     is_extra = (listed_key != -2) & ~_within(listed_key, expected)
     names = np.asarray(queries, dtype=object)
     missing = pl.DataFrame(
-        {"query_id": names[expected_q[is_missing]].tolist(), "clip_id": t["clips"]["clip_id"].gather(expected_c[is_missing])},
+        {"query_id": names[expected[is_missing] // n].tolist(), "clip_id": t["clips"]["clip_id"].gather(expected[is_missing] % n)},
         schema={"query_id": pl.String, "clip_id": pl.String},
     ).sort("query_id", "clip_id")
     extra = qrels.with_row_index("_row").filter(pl.Series(is_extra)).sort("query_id", "clip_id")
@@ -187,13 +184,17 @@ def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected_q: np
     rec.note(name, f"{expected.size} relevant pair(s) recomputed, {missing.height} missing, {extra.height} extra")
 
 
-def _within(values: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """Whether each of `values` is in `among` (a binary search in a sorted copy: 8 bytes a key)."""
-    ordered = np.sort(among)
-    at = np.searchsorted(ordered, values)
+def _within(values: np.ndarray, among: np.ndarray, block: int = 1 << 20) -> np.ndarray:
+    """Whether each of `values` is in `among`: binary searches in `among` sorted (as the pairs
+    usually come, else a sorted copy), a block of values at a time (8 bytes a key, no hash table)."""
     found = np.zeros(values.size, dtype=bool)
-    inside = at < ordered.size
-    found[inside] = ordered[at[inside]] == values[inside]
+    if not among.size:
+        return found
+    ordered = among if bool(np.all(among[1:] >= among[:-1])) else np.sort(among)
+    for lo in range(0, values.size, block):
+        part = values[lo:lo + block]
+        at = np.minimum(np.searchsorted(ordered, part), ordered.size - 1)
+        found[lo:lo + block] = ordered[at] == part
     return found
 
 
