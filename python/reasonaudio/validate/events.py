@@ -23,9 +23,10 @@ def _clip_lengths(t: Tables) -> pl.DataFrame:
 def _clip_codes(t: Tables) -> tuple[np.ndarray, np.ndarray, int]:
     """Each clip_id as an integer: (code of each clips.parquet row, code of each events.parquet row,
     number of codes). Equal ids share a code; the ids clips.parquet lists come first (first
-    occurrence order), then the ids only events.parquet names. Every later step keys on these
-    4-byte codes instead of hashing a string per event."""
+    occurrence order), then the ids only events.parquet names. The counts and pairs key on these
+    integers instead of hashing a string per event."""
     ids = t["clips"].select("clip_id").unique(maintain_order=True).with_row_index("_code")
+
     def code_of(frame: pl.DataFrame) -> pl.Series:
         located = frame.lazy().select("clip_id").join(ids.lazy(), on="clip_id", how="left", maintain_order="left")
         return located.select("_code").collect(engine="streaming")["_code"]
@@ -89,6 +90,7 @@ def _first_overlap(t: Tables, clip_id: str) -> dict:
 
 
 def _pair_frame(a: list[np.ndarray], b: list[np.ndarray], common: list[np.ndarray]) -> pl.DataFrame:
+    """The blocks of pairs `_event_pairs` gave (rows a, rows b, common times) as one frame for `_pair_rows`."""
     def joined(parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -120,10 +121,10 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
     _check_mc(t, rec, mc_flags)
 
 
-def _first_positions(t: Tables, keep: str) -> pl.DataFrame:
+def _first_positions(t: Tables, keep: Literal["first", "last"]) -> pl.DataFrame:
     """clip_id -> `_at`, its position in clips.parquet (the first or last where an id repeats, a
     fault layout.ids reports)."""
-    return t["clips"].select("clip_id").with_row_index("_at").unique("clip_id", keep=keep, maintain_order=True)  # type: ignore[arg-type]
+    return t["clips"].select("clip_id").with_row_index("_at").unique("clip_id", keep=keep, maintain_order=True)
 
 
 def _mc_positions(t: Tables) -> dict[str, np.ndarray]:
