@@ -13,7 +13,7 @@ from reasonaudio.contract import (
 )
 from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
-from reasonaudio.validate.layout import _ids
+from reasonaudio.validate.layout import _duplicates, _ids
 from reasonaudio.validate.tables import Tables
 
 # --------------------------------------------------------------------------------------------- beir
@@ -138,21 +138,29 @@ def _corpus_is_clips(path: Path, clips: pl.DataFrame) -> bool:
 
 def _tsv_is_parquet(path: Path, truth: pl.DataFrame) -> bool:
     """Whether test.tsv lists `truth` (qrels.parquet's pairs and scores) row for row with the header and integer scores
-    (what `build` writes): read by polars' CSV reader, without a Python string per line. Anything
-    else, unreadable files included, is left to `_compare_qrels_tsv`, which names the lines."""
+    (what `build` writes): read by polars' streaming CSV reader beside `truth`, a batch of lines at a
+    time, without a Python string per line nor the whole file as a frame. Anything else, unreadable
+    files included, is left to `_compare_qrels_tsv`, which names the lines."""
     try:
-        tsv = pl.read_csv(path, separator="\t", quote_char=None, infer_schema=False, has_header=True)
+        tsv = pl.scan_csv(path, separator="\t", quote_char=None, infer_schema=False, has_header=True)
+        if tsv.collect_schema().names() != BEIR_QRELS_HEADER.split("\t"):
+            return False
+        if tsv.select(pl.len()).collect(engine="streaming").item() != truth.height:
+            return False
+        query, clip, score = BEIR_QRELS_HEADER.split("\t")
+        beside = pl.concat([tsv.select(pl.col(query).alias("_q"), pl.col(clip).alias("_c"), pl.col(score).alias("_s")), truth.lazy()], how="horizontal")
+        same = beside.select(
+            pl.col("_s").str.contains(r"^-?\d+$").all()
+            & (
+                pl.col("_q").eq_missing(pl.col("query_id"))
+                & pl.col("_c").eq_missing(pl.col("clip_id"))
+                & pl.col("_s").cast(pl.Int64, strict=False).eq_missing(pl.col("relevance"))
+            ).all()
+        ).collect(engine="streaming").item()
     except Exception:  # polars raises several types for a malformed file
         return False
-    if tsv.columns != BEIR_QRELS_HEADER.split("\t") or tsv.height != truth.height:
-        return False
-    query, clip, score = tsv.columns
-    if not tsv.select(pl.col(score).str.contains(r"^-?\d+$").all()).item():
-        return False
-    listed = tsv.select(
-        pl.col(query).alias("query_id"), pl.col(clip).alias("clip_id"), pl.col(score).cast(pl.Int64, strict=False).alias("relevance")
-    )
-    return listed.equals(truth) and not listed.select(pl.struct("query_id", "clip_id").is_duplicated().any()).item()
+    # row for row the parquet's pairs: a pair listed twice is one qrels.parquet repeats
+    return bool(same) and _duplicates(truth, ["query_id", "clip_id"]).height == 0
 
 
 def _compare_qrels_tsv(body: list[str], truth: pl.DataFrame, rec: _Recorder) -> None:

@@ -60,7 +60,21 @@ def _check_manifest(t: Tables, rec: _Recorder) -> None:
 
 
 def _duplicates(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
-    return frame.group_by(columns).len().filter(pl.col("len") > 1).sort(columns)
+    """Every key of `columns` that occurs more than once, with its count (`len`), sorted by key.
+
+    A group-by over millions of string keys (qrels' pairs) costs gigabytes of hash table; the rows
+    are first screened by a 64-bit hash of their key, sorted in numpy (8 bytes a row), and only the
+    rows whose hash repeats (every duplicate, and the rare collision) are grouped by their keys."""
+    key = pl.lit(0, dtype=pl.UInt64)
+    for seed, column in enumerate(columns):
+        # odd multiplier: the hashes of the key's columns do not cancel when two of them are equal
+        key = key * 0x9E3779B97F4A7C15 + pl.col(column).hash(seed)
+    hashes = frame.select(key.alias("_key"))["_key"].to_numpy()
+    ordered = np.sort(hashes)
+    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    del ordered
+    candidates = frame.select(columns).filter(pl.Series(np.isin(hashes, repeated)))
+    return candidates.group_by(columns).len().filter(pl.col("len") > 1).sort(columns)
 
 
 def _check_ids(t: Tables, rec: _Recorder) -> None:
@@ -109,17 +123,27 @@ def _check_exemplars(t: Tables, rec: _Recorder) -> None:
         rec.get(name).violations += bad.height
 
 
+def _streamed(frame: pl.LazyFrame) -> pl.DataFrame:
+    """`frame` run by polars' streaming engine (batches of rows through the joins: tens of MB where a
+    joined copy of a million-clip table takes ~1 GB), in the order of its `_row` column."""
+    return frame.collect(engine="streaming").sort("_row")
+
+
 def _check_references(t: Tables, rec: _Recorder) -> None:
     name = "layout.references"
     rec.get(name)
     if t.has("events", "clips"):
-        orphans = t["events"].join(t["clips"].select("clip_id"), on="clip_id", how="anti")
+        orphans = _streamed(
+            t["events"].lazy().select("clip_id", "event_index").with_row_index("_row").join(t["clips"].lazy().select("clip_id"), on="clip_id", how="anti")
+        )
         for row in orphans.head(rec.max_examples).iter_rows(named=True):
             rec.violation(name, f"events.parquet: clip_id {row['clip_id']} (event {row['event_index']}) is not in clips.parquet", 0)
         rec.get(name).violations += orphans.height
     if t.has("events", "atoms"):
-        joined = t["events"].join(
-            t["atoms"].select("atom_id", pl.col("label").alias("atom_label")), on="atom_id", how="left"
+        joined = _streamed(
+            t["events"].lazy().select("clip_id", "event_index", "atom_id", "label").with_row_index("_row")
+            .join(t["atoms"].lazy().select("atom_id", pl.col("label").alias("atom_label")), on="atom_id", how="left")
+            .filter(pl.col("atom_label").is_null() | (pl.col("atom_label") != pl.col("label")))
         )
         unknown = joined.filter(pl.col("atom_label").is_null())
         for row in unknown.head(rec.max_examples).iter_rows(named=True):
@@ -144,8 +168,8 @@ def _check_references(t: Tables, rec: _Recorder) -> None:
     for table, column, target, target_column in refs:
         if not t.has(table, target):
             continue
-        known = t[target].select(pl.col(target_column).alias(column))
-        orphans = t[table].with_row_index("_row").join(known, on=column, how="anti")
+        known = t[target].lazy().select(pl.col(target_column).alias(column))
+        orphans = _streamed(t[table].lazy().select(column).with_row_index("_row").join(known, on=column, how="anti"))
         for row in orphans.head(rec.max_examples).iter_rows(named=True):
             rec.violation(name, f"{table}.parquet row {row['_row']}: {column} {row[column]} is not in {target}.parquet", 0)
         rec.get(name).violations += orphans.height
@@ -170,7 +194,9 @@ _NOT_RECOMPUTABLE = object()
 def _count_relevant_per_query(t: Tables):
     if not t.has("queries", "qrels"):
         return None
-    per = t["queries"].select("query_id").join(t["qrels"].group_by("query_id").len("n"), on="query_id", how="left")
+    per = t["queries"].lazy().select("query_id").join(
+        t["qrels"].lazy().select("query_id").group_by("query_id").len("n"), on="query_id", how="left", maintain_order="left"
+    ).collect(engine="streaming")
     return summary_stats(per["n"].fill_null(0).to_numpy().astype(float)) if per.height else None
 
 
@@ -275,8 +301,8 @@ def _check_counts(t: Tables, rec: _Recorder) -> None:
                 if v != tasks.get(k, 0):
                     rec.violation(name, f"manifest counts.{key}.{k} = {v} but queries.parquet has {tasks.get(k, 0)} {k} queries")
         elif key == "events_per_clip" and isinstance(value, dict) and all(str(k).isdigit() for k in value) and t.has("events", "clips"):
-            per_clip = t["clips"].select("clip_id").join(t["events"].group_by("clip_id").len("n"), on="clip_id", how="left")
-            histogram = dict(zip(*per_clip["n"].fill_null(0).value_counts().sort("n").to_dict(as_series=False).values()))
+            per_clip = t["clips"].lazy().select("clip_id").join(t["events"].lazy().select("clip_id").group_by("clip_id").len("n"), on="clip_id", how="left")
+            histogram = dict(zip(*per_clip.select(pl.col("n").fill_null(0)).collect(engine="streaming")["n"].value_counts().sort("n").to_dict(as_series=False).values()))
             if {int(k): v for k, v in value.items() if v} != histogram:
                 rec.violation(name, f"manifest counts.events_per_clip = {value} but the tables give {histogram}")
         elif key in PATTERNS and isinstance(value, int) and "sequential" in counts and by_pattern is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -59,20 +60,18 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
     clip_ids = t["clips"]["clip_id"].to_list()
     index = EventIndex(t["events"], clip_ids, sr)
     slack = 2 * margin_s * sr
-    clip_array = np.array(clip_ids, dtype=object)
 
-    expected_q: list[np.ndarray] = []
-    expected_c: list[np.ndarray] = []
-    relevant_sets: dict[str, np.ndarray] = {}
-    hard_sets: dict[str, np.ndarray] = {}
+    # relevant pairs as (query ordinal, clip position) integers: 7.6M pairs at a million clips are
+    # 60 MB of positions where strings would take gigabytes to build and join
+    expected: list[np.ndarray] = []
+    mc_named = _mc_positions(t)
+    mc_flags: dict[str, dict[int, tuple[bool, bool]]] = {}
     near_thresholds = 0
-    for qid, (task, constraints) in parsed.items():
+    for k, (qid, (task, constraints)) in enumerate(parsed.items()):
         truth = index.evaluate(constraints, slack)
         relevant = truth.nominal
         rel_idx = np.flatnonzero(relevant)
-        expected_q.append(np.full(rel_idx.size, qid, dtype=object))
-        expected_c.append(clip_array[rel_idx])
-        relevant_sets[qid] = np.packbits(relevant)  # 1 bit a clip: Q x N flags stay small at corpus scale
+        expected.append(k * index.n_clips + rel_idx)
 
         unstable = np.flatnonzero(truth.robust != truth.possible)
         if unstable.size:
@@ -99,7 +98,8 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
         for label in positive:
             candidate &= index.present(label)
         hard = candidate & ~relevant
-        hard_sets[qid] = np.packbits(hard)
+        # mc.pairs needs the flags of the few clips the query's two-option rows name, not of every clip
+        mc_flags[qid] = {int(i): (bool(relevant[i]), bool(hard[i])) for i in mc_named.get(qid, ())}
         if not relevant.any():
             rec.violation("queries.positives", f"query {qid} ({task}): no relevant clip for {' & '.join(map(str, constraints))}")
         if not hard.any():
@@ -107,6 +107,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
                 "queries.hard_negatives",
                 f"query {qid} ({task}): no hard negative — all {int(candidate.sum())} clip(s) containing {', '.join(positive) or '(no label)'} are relevant",
             )
+    del index
     params = (t.manifest or {}).get("params")  # a malformed manifest is reported by layout.manifest
     recorded = params.get("margin_s") if isinstance(params, dict) else None
     if isinstance(recorded, (int, float)) and not math.isclose(recorded, margin_s):
@@ -116,46 +117,91 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
 
     if t.has("queries") and len(parsed) < t["queries"].height:
         rec.note("relevance.qrels", f"{t['queries'].height - len(parsed)} query(ies) with unparsable logic not compared (see queries.logic)")
-    _compare_qrels(t, rec, expected_q, expected_c, set(parsed))
-    _check_mc(t, rec, relevant_sets, hard_sets, {c: i for i, c in enumerate(clip_ids)})
+    _compare_qrels(t, rec, list(parsed), np.concatenate(expected) if expected else np.zeros(0, np.int64))
+    _check_mc(t, rec, mc_flags)
 
 
-def _compare_qrels(t: Tables, rec: _Recorder, expected_q: list[np.ndarray], expected_c: list[np.ndarray], evaluated: set[str]) -> None:
+def _first_positions(t: Tables, keep: Literal["first", "last"]) -> pl.DataFrame:
+    """clip_id -> `_at`, its position in clips.parquet (the first or last where an id repeats, a
+    fault layout.ids reports)."""
+    return t["clips"].select("clip_id").with_row_index("_at").unique("clip_id", keep=keep, maintain_order=True)
+
+
+def _mc_positions(t: Tables) -> dict[str, np.ndarray]:
+    """query_id -> the positions in clips.parquet of the clips its mc.parquet rows name."""
+    if not t.has("mc", "clips"):
+        return {}
+    at = _first_positions(t, "last")
+    named = pl.concat([
+        t["mc"].select("query_id", pl.col(column).alias("clip_id")) for column in ("positive_clip_id", "negative_clip_id")
+    ]).join(at, on="clip_id", how="inner").group_by("query_id").agg(pl.col("_at").unique())
+    return {qid: np.asarray(positions, dtype=np.int64) for qid, positions in named.iter_rows()}
+
+
+def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected: np.ndarray) -> None:
+    """qrels.parquet's pairs of the `queries` that were evaluated against the relevant ones
+    recomputed (`expected`: q * n + c for the query of ordinal q in `queries` and the clip at
+    position c of clips.parquet's n, ascending)."""
     name = "relevance.qrels"
     if not t.has("qrels"):
         rec.skip(name, "qrels.parquet unusable")
         return
-    qrels = t["qrels"].with_row_index("_row")
-    not_one = qrels.filter(pl.col("relevance") != 1)
+    qrels = t["qrels"]
+    not_one = qrels.with_row_index("_row").filter(pl.col("relevance") != 1)
     for row in not_one.head(rec.max_examples).iter_rows(named=True):
         rec.violation(name, f"qrels.parquet row {row['_row']}: ({row['query_id']}, {row['clip_id']}) has relevance {row['relevance']} (v1 lists relevant pairs only, relevance = 1)", 0)
     rec.get(name).violations += not_one.height
-    expected = pl.DataFrame(
-        {
-            "query_id": np.concatenate(expected_q).tolist() if expected_q else [],
-            "clip_id": np.concatenate(expected_c).tolist() if expected_c else [],
-        },
-        schema={"query_id": pl.String, "clip_id": pl.String},
+    # pairs as integers q * n + clip, the clip by the first position of its id (a repeated id is one clip)
+    n = t["clips"].height
+    first = _first_positions(t, "first")
+    if first.height < n:
+        canon = t["clips"].select("clip_id").join(first, on="clip_id", how="left", maintain_order="left")["_at"].to_numpy().astype(np.int64)
+        expected = expected // n * n + canon[expected % n]
+    ordinals = pl.DataFrame({"query_id": queries, "_q": np.arange(len(queries), dtype=np.int64)}, schema={"query_id": pl.String, "_q": pl.Int64})
+    # each row's pair as its integer; -2: a query not evaluated, -1: a clip_id clips.parquet lacks. The
+    # streaming engine joins a batch of rows at a time (tens of MB where the joined frame takes ~1 GB)
+    listed_key = (
+        qrels.lazy()
+        .select("query_id", "clip_id")
+        .join(ordinals.lazy(), on="query_id", how="left", maintain_order="left")
+        .join(first.lazy(), on="clip_id", how="left", maintain_order="left")
+        .select(pl.when(pl.col("_q").is_null()).then(-2).otherwise((pl.col("_q") * n + pl.col("_at").cast(pl.Int64)).fill_null(-1)).alias("_key"))
+        .collect(engine="streaming")["_key"]
+        .to_numpy()
     )
-    listed = qrels.filter(pl.col("query_id").is_in(list(evaluated)))
-    missing = expected.join(listed, on=["query_id", "clip_id"], how="anti").sort("query_id", "clip_id")
-    extra = listed.join(expected, on=["query_id", "clip_id"], how="anti").sort("query_id", "clip_id")
+    is_missing = ~_within(expected, listed_key)
+    is_extra = (listed_key != -2) & ~_within(listed_key, expected)
+    names = np.asarray(queries, dtype=object)
+    missing = pl.DataFrame(
+        {"query_id": names[expected[is_missing] // n].tolist(), "clip_id": t["clips"]["clip_id"].gather(expected[is_missing] % n)},
+        schema={"query_id": pl.String, "clip_id": pl.String},
+    ).sort("query_id", "clip_id")
+    extra = qrels.with_row_index("_row").filter(pl.Series(is_extra)).sort("query_id", "clip_id")
     for row in missing.head(rec.max_examples).iter_rows(named=True):
         rec.violation(name, f"missing from qrels.parquet: ({row['query_id']}, {row['clip_id']}) is relevant by §2", 0)
     for row in extra.head(rec.max_examples).iter_rows(named=True):
         rec.violation(name, f"extra in qrels.parquet row {row['_row']}: ({row['query_id']}, {row['clip_id']}) is not relevant by §2", 0)
     rec.get(name).violations += missing.height + extra.height
-    rec.note(name, f"{expected.height} relevant pair(s) recomputed, {missing.height} missing, {extra.height} extra")
+    rec.note(name, f"{expected.size} relevant pair(s) recomputed, {missing.height} missing, {extra.height} extra")
 
 
-def _bit(packed: np.ndarray, i: int) -> bool:
-    """Flag `i` of an array packed by `np.packbits` (big-endian bit order)."""
-    return bool((packed[i >> 3] >> (7 - (i & 7))) & 1)
+def _within(values: np.ndarray, among: np.ndarray, block: int = 1 << 20) -> np.ndarray:
+    """Whether each of `values` is in `among`: binary searches in `among` sorted (as the pairs
+    usually come, else a sorted copy), a block of values at a time (8 bytes a key, no hash table)."""
+    found = np.zeros(values.size, dtype=bool)
+    if not among.size:
+        return found
+    ordered = among if bool(np.all(among[1:] >= among[:-1])) else np.sort(among)
+    for lo in range(0, values.size, block):
+        part = values[lo:lo + block]
+        at = np.minimum(np.searchsorted(ordered, part), ordered.size - 1)
+        found[lo:lo + block] = ordered[at] == part
+    return found
 
 
-def _check_mc(t: Tables, rec: _Recorder, relevant: dict[str, np.ndarray], hard: dict[str, np.ndarray], position: dict[str, int]) -> None:
-    """mc.parquet's pairs against each query's relevant and hard-negative clips (`relevant`, `hard`:
-    flags per clip position, packed by `np.packbits`)."""
+def _check_mc(t: Tables, rec: _Recorder, flags: dict[str, dict[int, tuple[bool, bool]]]) -> None:
+    """mc.parquet's pairs against each query's relevant and hard-negative clips (`flags`: query_id ->
+    clip position -> (relevant, hard negative), for the clips its rows name)."""
     name = "mc.pairs"
     if not t.has("mc", "queries"):
         rec.skip(name, "mc.parquet or queries.parquet unusable")
@@ -169,15 +215,21 @@ def _check_mc(t: Tables, rec: _Recorder, relevant: dict[str, np.ndarray], hard: 
     for row in absent.head(rec.max_examples).iter_rows(named=True):
         rec.violation(name, f"mc.parquet: no pair for query {row['query_id']}", 0)
     rec.get(name).violations += absent.height
-    for row in mc.iter_rows(named=True):
+    at = _first_positions(t, "last")  # _check_relevance runs only with clips.parquet
+    located = (
+        mc.join(at.rename({"clip_id": "positive_clip_id", "_at": "_pos"}), on="positive_clip_id", how="left", maintain_order="left")
+        .join(at.rename({"clip_id": "negative_clip_id", "_at": "_neg"}), on="negative_clip_id", how="left", maintain_order="left")
+    )
+    for row in located.iter_rows(named=True):
         qid, pos, neg = row["query_id"], row["positive_clip_id"], row["negative_clip_id"]
-        if qid not in relevant:
+        if qid not in flags:
             continue  # unknown query (layout.references) or unparsable logic (queries.logic)
         where = f"mc.parquet row {row['_row']} (query {qid})"
-        if pos in position and not _bit(relevant[qid], position[pos]):
+        if row["_pos"] is not None and not flags[qid][row["_pos"]][0]:
             rec.violation(name, f"{where}: positive {pos} is not relevant")
-        if neg in position:
-            if _bit(relevant[qid], position[neg]):
+        if row["_neg"] is not None:
+            relevant, hard = flags[qid][row["_neg"]]
+            if relevant:
                 rec.violation(name, f"{where}: negative {neg} is relevant")
-            elif not _bit(hard[qid], position[neg]):
+            elif not hard:
                 rec.violation(name, f"{where}: negative {neg} is not a hard negative (lacks a positively mentioned label)")
