@@ -177,3 +177,36 @@ def test_plan_relevance_is_the_same_whatever_the_block() -> None:
         for a, b in zip(whole, cut):
             assert a.dtype == b.dtype == np.uint32
             assert a.tolist() == b.tolist()
+
+
+def _beir_reference(root: Path, plan) -> None:
+    """The BEIR files by their plain definition: one json.dumps a line, one line a relevant pair."""
+    ext = Path(plan.rel_paths[0]).suffix
+    (root / "beir").mkdir(parents=True)
+    with open(root / "beir/corpus.jsonl", "w") as fh:
+        for cid in plan.clip_ids:
+            fh.write(json.dumps({"_id": cid, "title": "", "text": "", "audio": f"audio/{cid}{ext}"}) + "\n")
+    with open(root / "beir/queries.jsonl", "w") as fh:
+        for qid, s in zip(plan.query_ids, plan.specs):
+            fh.write(json.dumps({"_id": qid, "text": s.text, "task": s.task}) + "\n")
+    (root / "beir/qrels").mkdir()
+    with open(root / "beir/qrels/test.tsv", "w") as fh:
+        fh.write("query-id\tcorpus-id\tscore\n")
+        for qid, rel in zip(plan.query_ids, plan.relevant):
+            fh.writelines(f"{qid}\t{plan.clip_ids[int(c)]}\t1\n" for c in rel)
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 18])
+def test_beir_files_are_json_dumps_lines_whatever_the_block(tmp_path: Path, monkeypatch, block: int) -> None:
+    from reasonaudio.builder import tables
+    from reasonaudio.builder.plan import plan_benchmark
+
+    plan = plan_benchmark(BuildConfig(clips=301, queries_per_task=3, seed=4))
+    monkeypatch.setattr(tables, "BEIR_BLOCK_ROWS", block)
+    for case, ids in (("plain", plan.clip_ids), ("escaped", [f'c"{i}\\é\t' if i % 3 else f"c{i}" for i in range(plan.n_clips)])):
+        plan.clip_ids = ids
+        tables.write_beir(tmp_path / case / "ours", plan)
+        _beir_reference(tmp_path / case / "ref", plan)
+        for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+            ours, ref = (tmp_path / case / side / "beir" / name for side in ("ours", "ref"))
+            assert ours.read_bytes() == ref.read_bytes(), (case, name)

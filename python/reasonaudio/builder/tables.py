@@ -18,6 +18,7 @@ from reasonaudio import _core
 from reasonaudio._core import __version__
 from reasonaudio.atoms import recordings_used, write_attribution
 from reasonaudio.atoms.exemplars import markdown_cell
+from reasonaudio.builder.config import AUDIO_FORMATS
 from reasonaudio.builder.plan import BuildPlan
 from reasonaudio.contract import (
     BEIR_CORPUS,
@@ -408,20 +409,50 @@ def write_scene_sources(root: Path, plan: BuildPlan) -> None:
             (root / sub / f"{name}.wav").write_bytes(_core.encode_audio(np.ascontiguousarray(audio, np.float32), sr, "wav_f32"))
 
 
+# Clips and relevant pairs per block of the BEIR files (their lines are made by polars, a block at a time).
+BEIR_BLOCK_ROWS = 1 << 18
+
+# A string JSON writes as itself between quotes: no quote, backslash, control or non-ASCII character.
+_JSON_PLAIN = r"^[ !#-\[\]-~]*$"
+
+
+def _write_lines(fh, lines: pl.Series) -> None:
+    """`lines`, each followed by a newline, written as they are (no quoting)."""
+    if len(lines):
+        fh.write(("\n".join(lines.to_list()) + "\n").encode())
+
+
 def write_beir(root: Path, plan: BuildPlan) -> None:
-    """The BEIR/MTEB retrieval layout of the benchmark (a corpus row names its audio file)."""
-    clip_ids, rel_paths, query_ids, specs = plan.clip_ids, plan.rel_paths, plan.query_ids, plan.specs
+    """The BEIR/MTEB retrieval layout of the benchmark (a corpus row names its audio file). The lines
+    are those `json.dumps` writes (default separators, ASCII), made a block at a time."""
+    clip_ids, query_ids, specs = plan.clip_ids, plan.query_ids, plan.specs
+    ext = AUDIO_FORMATS[plan.config.audio_format]
     (root / BEIR_QRELS).parent.mkdir(parents=True)
-    with open(root / BEIR_CORPUS, "w") as fh:
-        for cid, path in zip(clip_ids, rel_paths):
-            fh.write(json.dumps({"_id": cid, "title": "", "text": "", "audio": path}) + "\n")
+    ids = pl.Series("cid", clip_ids, dtype=pl.String)
+    with open(root / BEIR_CORPUS, "wb") as fh:
+        for lo in range(0, len(ids), BEIR_BLOCK_ROWS):
+            block = ids.slice(lo, BEIR_BLOCK_ROWS)
+            if bool((block + ext).str.contains(_JSON_PLAIN).all()):
+                lines = pl.select(pl.format('{{"_id": "{}", "title": "", "text": "", "audio": "audio/{}{}"}}', block, block, pl.lit(ext))).to_series()
+            else:
+                lines = pl.Series([json.dumps({"_id": c, "title": "", "text": "", "audio": f"audio/{c}{ext}"}) for c in block.to_list()], dtype=pl.String)
+            _write_lines(fh, lines)
     with open(root / BEIR_QUERIES, "w") as fh:
         for qid, s in zip(query_ids, specs):
             fh.write(json.dumps({"_id": qid, "text": s.text, "task": s.task}) + "\n")
-    with open(root / BEIR_QRELS, "w") as fh:
-        fh.write(BEIR_QRELS_HEADER + "\n")
-        for qid, rel in zip(query_ids, plan.relevant):
-            fh.writelines(f"{qid}\t{clip_ids[int(c)]}\t1\n" for c in rel)
+    counts = np.array([len(r) for r in plan.relevant], dtype=np.int64)
+    ends = np.cumsum(counts)
+    with open(root / BEIR_QRELS, "wb") as fh:
+        fh.write((BEIR_QRELS_HEADER + "\n").encode())
+        q0 = 0
+        while q0 < len(query_ids):
+            # whole queries per block: at least one, and at most BEIR_BLOCK_ROWS pairs beyond it
+            start = int(ends[q0] - counts[q0])
+            q1 = max(q0 + 1, int(np.searchsorted(ends, start + BEIR_BLOCK_ROWS, "right")))
+            clips = np.concatenate([np.asarray(r, dtype=np.int64) for r in plan.relevant[q0:q1]])
+            qids = pl.Series(query_ids[q0:q1], dtype=pl.String).gather(np.repeat(np.arange(q1 - q0), counts[q0:q1]))
+            _write_lines(fh, pl.select(pl.format("{}\t{}\t1", qids, ids.gather(clips))).to_series())
+            q0 = q1
 
 
 
