@@ -210,3 +210,23 @@ def test_beir_files_are_json_dumps_lines_whatever_the_block(tmp_path: Path, monk
         for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
             ours, ref = (tmp_path / case / side / "beir" / name for side in ("ours", "ref"))
             assert ours.read_bytes() == ref.read_bytes(), (case, name)
+
+
+@pytest.mark.parametrize("block", [7, 1 << 16])
+def test_audio_hash_list_is_sorted_by_path_whatever_the_order_given(tmp_path: Path, monkeypatch, block: int) -> None:
+    from reasonaudio.builder import tables
+    from reasonaudio.builder.tables import write_audio_hash_list
+
+    monkeypatch.setattr(tables, "BLOCK_ROWS", block)
+
+    paths = [f"audio/c{i:03d}.wav" for i in range(150)]
+    digests = [hashlib.sha256(p.encode()).hexdigest() for p in paths]
+    expected = "".join(f"{d}  {p}\n" for p, d in sorted(zip(paths, digests)))
+    order = np.random.default_rng(0).permutation(len(paths))
+    for case, (ps, ds) in {
+        "in order": (paths, digests),
+        "shuffled": ([paths[i] for i in order], [digests[i] for i in order]),
+        "one swap": ([paths[1], paths[0], *paths[2:]], [digests[1], digests[0], *digests[2:]]),
+    }.items():
+        (tmp_path / case).mkdir()
+        assert write_audio_hash_list(tmp_path / case, ps, ds).read_text() == expected, case

@@ -74,8 +74,13 @@ class BuildPlan:
 
     @property
     def rel_paths(self) -> list[str]:
+        """Every clip's audio path, `audio/<clip id><ext>`, in clip order."""
+        return self.rel_paths_of(0, self.n_clips)
+
+    def rel_paths_of(self, lo: int, hi: int) -> list[str]:
+        """The audio paths of clips [lo, hi): a range's paths without making the corpus's."""
         ext = AUDIO_FORMATS[self.config.audio_format]
-        return [f"audio/{cid}{ext}" for cid in self.clip_ids]
+        return [f"audio/{cid}{ext}" for cid in self.clip_ids[lo:hi]]
 
     def slice(self, lo: int, hi: int) -> dict[str, np.ndarray]:
         """Plan columns of clips [lo, hi), clip indices rebased to 0: all a renderer needs."""

@@ -99,7 +99,7 @@ def render_audio(plan: BuildPlan, audio_root: str, lo: int, hi: int, progress: b
     with tqdm(total=hi - lo, desc="render", unit="clip", disable=not progress) as bar:
         for a in range(lo, hi, RENDER_CHUNK):
             b = min(hi, a + RENDER_CHUNK)
-            parts.append(render_range(bank, plan.slice(a, b), scene_slice(plan, a, b), plan.rel_paths[a:b], audio_root,
+            parts.append(render_range(bank, plan.slice(a, b), scene_slice(plan, a, b), plan.rel_paths_of(a, b), audio_root,
                                       cfg.sample_rate, cfg.audio_format, cfg.worker_threads, hashed))
             bar.update(b - a)
     keys = ("peak", "gain", *(SCENE_REPORT if plan.scene is not None else ()))

@@ -92,9 +92,9 @@ def write_shard(plan: BuildPlan, dest, root: Path, shard: tuple[int, int], progr
     write_table(pl.DataFrame(stats), root / RENDER_STATS)
     # merge checks its copies against them
     if rendered.sha256 is not None:
-        write_audio_hash_list(root, plan.rel_paths[lo:hi], rendered.sha256)
+        write_audio_hash_list(root, plan.rel_paths_of(lo, hi), rendered.sha256)
     else:
-        write_audio_hashes(root, plan.rel_paths[lo:hi], dest.audio_fs, dest.audio_dir)
+        write_audio_hashes(root, plan.rel_paths_of(lo, hi), dest.audio_fs, dest.audio_dir)
     meta = {
         "format": SHARD_FORMAT,
         "tool_version": __version__,

@@ -234,9 +234,13 @@ def write_audio_hash_list(root: Path, rel_paths: list[str], digests: list[str]) 
     `write_audio_hashes` writes after reading every file back (sha256sum format, sorted by path)."""
     if len(digests) != len(rel_paths):
         raise AssertionError(f"{len(digests)} audio hashes for {len(rel_paths)} clips")
-    lines = [f"{d}  {rel}\n" for rel, d in sorted(zip(rel_paths, digests))]
     path = root / AUDIO_HASHES
-    path.write_text("".join(lines), encoding="utf-8")
+    # a plan's paths are in order already (zero-padded ids): written a block at a time, no sorted copy
+    in_order = all(a < b for a, b in zip(rel_paths, itertools.islice(rel_paths, 1, None)))
+    rows = zip(rel_paths, digests) if in_order else iter(sorted(zip(rel_paths, digests)))
+    with open(path, "w", encoding="utf-8") as fh:
+        while block := list(itertools.islice(rows, BLOCK_ROWS)):
+            fh.write("".join(f"{d}  {rel}\n" for rel, d in block))
     return path
 
 
@@ -271,14 +275,13 @@ def _clips_blocks(plan: BuildPlan, peaks: np.ndarray, gains: np.ndarray) -> Iter
     """clips.parquet, BLOCK_ROWS clips at a time."""
     cols, sr = plan.final, plan.config.sample_rate
     ptr = cols["clip_event_ptr"].astype(np.int64)
-    paths = plan.rel_paths
     for lo in range(0, plan.n_clips, BLOCK_ROWS):
         hi = min(lo + BLOCK_ROWS, plan.n_clips)
         clip_len = cols["clip_length"][lo:hi].astype(np.int64)
         yield pl.DataFrame(
             {
                 "clip_id": plan.clip_ids[lo:hi],
-                "path": paths[lo:hi],
+                "path": plan.rel_paths_of(lo, hi),
                 "pattern": [PATTERNS[int(x)] for x in cols["clip_overlap"][lo:hi]],
                 "duration_s": clip_len / sr,
                 "n_events": np.diff(ptr[lo : hi + 1]).astype(np.int32),
