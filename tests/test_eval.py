@@ -225,3 +225,56 @@ def test_hugging_face_style_parquet_folder_with_embedded_audio(tmp_path: Path) -
     out = tmp_path / "res"
     assert main(["eval", str(root), "--model", "oracle", "--out", str(out), "--quiet", "--no-figures", "--bootstrap", "0"]) == 0
     assert json.loads((out / "results.json").read_text())["summary"]["acc@1"]["all"]["mean"] == 1.0
+
+
+def _relevance_reference(root, qrels: pl.DataFrame, query_ids: list[str], clip_ids: list[str]) -> list[list[int]]:
+    """The relevant clips of each query by their plain definition: dictionaries of positions."""
+    from reasonaudio.errors import UserError
+
+    q_index = {q: i for i, q in enumerate(query_ids)}
+    c_index = {c: i for i, c in enumerate(clip_ids)}
+    relevant: list[set[int]] = [set() for _ in query_ids]
+    rows = qrels.filter(pl.col("relevance") > 0)
+    for row, (qid, cid) in enumerate(zip(rows["query_id"].to_list(), rows["clip_id"].to_list())):
+        if qid not in q_index:
+            raise UserError(f"{root}: qrels row {row}: unknown query_id {qid!r}")
+        if cid not in c_index:
+            raise UserError(f"{root}: qrels row {row}: unknown clip_id {cid!r}")
+        relevant[q_index[qid]].add(c_index[cid])
+    return [sorted(r) for r in relevant]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_relevance_of_the_qrels_is_their_plain_reading(seed: int, tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from reasonaudio.errors import UserError
+    from reasonaudio.evaluation.run import _relevance
+
+    rng = np.random.default_rng(seed)
+    clip_ids = [f"c{i}" for i in rng.integers(0, 60, 50)]  # repeated ids stand for their last position
+    query_ids = [f"q{i}" for i in rng.integers(0, 12, 10)]
+    n = int(rng.integers(0, 200))
+    qrels = pl.DataFrame({
+        "query_id": [query_ids[i] for i in rng.integers(0, len(query_ids), n)],
+        "clip_id": [clip_ids[i] for i in rng.integers(0, len(clip_ids), n)],  # repeated pairs too
+        "relevance": rng.integers(0, 2, n).astype(np.int32),
+    })
+    if seed % 3 == 1:
+        qrels = qrels.with_columns(pl.col("clip_id").cast(pl.Categorical))
+    if seed % 3 == 2 and n:  # an unknown id, after rows of relevance 0 (rows count relevant ones)
+        k = int(rng.integers(0, n))
+        qrels = qrels.with_columns(relevance=pl.lit(1, pl.Int32)).with_columns(
+            pl.when(pl.int_range(pl.len()) == k).then(pl.lit("elsewhere")).otherwise(pl.col("clip_id" if seed % 2 else "query_id")).alias("clip_id" if seed % 2 else "query_id")
+        )
+    bench = SimpleNamespace(root=tmp_path, qrels=qrels)
+    try:
+        expected = _relevance_reference(tmp_path, qrels, query_ids, clip_ids)
+    except UserError as err:
+        with pytest.raises(UserError) as ours:
+            _relevance(bench, query_ids, clip_ids)
+        assert str(ours.value) == str(err)
+        return
+    got = _relevance(bench, query_ids, clip_ids)
+    assert [r.tolist() for r in got] == expected
+    assert all(r.dtype == np.int64 for r in got)
