@@ -210,16 +210,20 @@ def hard_negatives(
         kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
     protected.update(pos_pick)
     protected.update(x for held in kept for x in held)
-    free = {p: [i for i in ClipViews(corpus.cols).with_pattern(p) if i not in protected] for p in PATTERNS}
+    # clip indices per pattern as arrays (Python ints were 36 B a clip); a pop takes position k as list.pop(k) would
+    held = np.fromiter(protected, dtype=np.int64, count=len(protected))
+    free = {p: ids[~np.isin(ids, held)] for p in PATTERNS for ids in [ClipViews(corpus.cols).with_pattern(p)]}
     planned = 0
     for q, spec in enumerate(specs):
         for variant in range(want - len(kept[q])):
-            open_patterns = tuple(p for p in PATTERNS if free[p])
+            open_patterns = tuple(p for p in PATTERNS if len(free[p]))
             if not open_patterns:
                 raise CorpusFull(q, "no free clip left to hold a planned hard negative")
             plan = _plan_hard_negative(spec, q, config, params_json, natives, labels, bin_of_threshold, variant, open_patterns)
             pattern = PATTERNS[int(plan["clip_overlap"][0])]
-            victim = free[pattern].pop(int(rng.integers(len(free[pattern]))))
+            k = int(rng.integers(len(free[pattern])))
+            victim = int(free[pattern][k])
+            free[pattern] = np.delete(free[pattern], k)
             corpus.replace(victim, plan)
             kept[q].append(victim)
             if neg_pick[q] is None:

@@ -81,9 +81,9 @@ class ClipViews(Sequence[ClipView]):
             raise IndexError(i)
         return self._view(i % len(self))
 
-    def with_pattern(self, pattern: str) -> list[int]:
-        """Indices of the clips of `pattern`, ascending."""
-        return np.flatnonzero(self._overlap == PATTERNS.index(pattern)).tolist()
+    def with_pattern(self, pattern: str) -> np.ndarray:
+        """Indices (int64) of the clips of `pattern`, ascending."""
+        return np.flatnonzero(self._overlap == PATTERNS.index(pattern)).astype(np.int64)
 
     def cooccurrence(self, n_labels: int, chunk: int = 65_536) -> np.ndarray:
         """Whether two labels share a clip anywhere, as an n_labels x n_labels bool matrix (chunked
@@ -283,13 +283,14 @@ class QueryGenerator:
     def generate(self, task: str, index: int, anchor_pool: Sequence[int] | None = None) -> QuerySpec:
         task_id = TASKS.index(task)
         rng = np.random.default_rng([self.seed, 0x5155, task_id, index])
+        pool: Sequence[int] | np.ndarray
         if anchor_pool is not None:
             pool = list(anchor_pool)
             if task == "overlap":
                 pool = [c for c in pool if self.clips[c].pattern == "overlap"]
         else:
             pool = self.overlap_clips if task == "overlap" else range(len(self.clips))
-        if not pool:
+        if len(pool) == 0:
             raise QueryCapacityError(task, index, f"no clip can host a {task} query (is the overlap fraction zero?)")
         for _attempt in range(400):
             shape = self._shape_for(task, rng)
