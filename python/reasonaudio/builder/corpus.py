@@ -210,9 +210,14 @@ def hard_negatives(
         kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
     protected.update(pos_pick)
     protected.update(x for held in kept for x in held)
-    # clip indices per pattern as arrays (Python ints were 36 B a clip); a pop takes position k as list.pop(k) would
+    # The free clips of each pattern as int64 arrays (a list of Python ints takes 36 B a clip);
+    # taking position k out of one draws what list.pop(k) would.
     held = np.fromiter(protected, dtype=np.int64, count=len(protected))
-    free = {p: ids[~np.isin(ids, held)] for p in PATTERNS for ids in [ClipViews(corpus.cols).with_pattern(p)]}
+    views = ClipViews(corpus.cols)
+    free: dict[str, np.ndarray] = {}
+    for p in PATTERNS:
+        ids = views.with_pattern(p)
+        free[p] = ids[~np.isin(ids, held)]
     planned = 0
     for q, spec in enumerate(specs):
         for variant in range(want - len(kept[q])):
