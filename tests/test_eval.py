@@ -278,3 +278,22 @@ def test_relevance_of_the_qrels_is_their_plain_reading(seed: int, tmp_path: Path
     got = _relevance(bench, query_ids, clip_ids)
     assert [r.tolist() for r in got] == expected
     assert all(r.dtype == np.int64 for r in got)
+
+
+def test_events_table_is_checked_at_load_and_read_when_first_used(bench: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from reasonaudio.errors import UserError
+
+    b = load_benchmark(bench)
+    assert not isinstance(b.__dict__["_events"], pl.DataFrame)  # not read yet
+    assert b.events.equals(pl.read_parquet(bench / "events.parquet"))
+    assert b.events is b.events  # read once
+    assert "events=" in repr(b)
+    copy = Path(shutil.copytree(bench, tmp_path / "b"))
+    pl.read_parquet(copy / "events.parquet").drop("label").write_parquet(copy / "events.parquet")
+    with pytest.raises(UserError, match=r"events\.parquet: missing column\(s\) label"):
+        load_benchmark(copy)
+    (copy / "events.parquet").write_bytes(b"not parquet")
+    with pytest.raises(UserError, match="not a readable parquet file"):
+        load_benchmark(copy)

@@ -67,6 +67,30 @@ def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
     return frame
 
 
+def check_table(path: Path, required: tuple[str, ...]) -> None:
+    """`read_table`'s checks from the file's footer alone: present, parquet, the contract's columns."""
+    if not path.is_file():
+        raise UserError(f"{path}: file not found")
+    try:
+        names = list(pl.read_parquet_schema(path))
+    except Exception as err:  # polars raises several error types for corrupt files
+        raise UserError(f"{path}: not a readable parquet file ({err.__class__.__name__}: {err})") from None
+    missing = [c for c in required if c not in names]
+    if missing:
+        raise UserError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(names)}")
+
+
+@dataclass(frozen=True)
+class _Deferred:
+    """A table whose file and columns are checked when the benchmark is loaded, read when first used."""
+
+    path: Path
+    required: tuple[str, ...]
+
+    def read(self) -> pl.DataFrame:
+        return read_table(self.path, self.required)
+
+
 def acoustic_condition(manifest: dict) -> dict | None:
     """What makes a benchmark's audio harder to hear than the clean render: its bed, the bed's SNR
     range and its room, from the manifest's scene object (None for a benchmark without one)."""
@@ -128,6 +152,22 @@ class Benchmark:
         return [self.root / p for p in self.clips["path"].to_list()]
 
 
+def _events(self: Benchmark) -> pl.DataFrame:
+    value = self.__dict__["_events"]
+    if isinstance(value, _Deferred):
+        value = self.__dict__["_events"] = value.read()
+    return value
+
+
+def _set_events(self: Benchmark, value: pl.DataFrame | _Deferred) -> None:
+    self.__dict__["_events"] = value
+
+
+# The events table is a benchmark's largest (5M rows at a million clips: ~400 MB) and ranking never
+# reads it, so `load_benchmark` leaves it on disk until first used.
+Benchmark.events = property(_events, _set_events, doc="events.parquet (read when first used)")  # type: ignore[assignment]
+
+
 def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmark:
     """Load a benchmark directory; `metadata_only` skips the query-side tables (for corpora without queries)."""
     root = Path(path)
@@ -138,6 +178,10 @@ def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmar
     for name, columns in TABLE_COLUMNS.items():
         if metadata_only and name in ("queries", "qrels", "mc") and not (root / f"{name}.parquet").exists():
             tables[name] = pl.DataFrame({c: [] for c in columns})
+            continue
+        if name == "events":
+            check_table(root / f"{name}.parquet", columns)
+            tables[name] = _Deferred(root / f"{name}.parquet", columns)
             continue
         tables[name] = read_table(root / f"{name}.parquet", columns)
     return Benchmark(root=root, manifest=manifest, **tables)
