@@ -230,3 +230,18 @@ def test_audio_hash_list_is_sorted_by_path_whatever_the_order_given(tmp_path: Pa
     }.items():
         (tmp_path / case).mkdir()
         assert write_audio_hash_list(tmp_path / case, ps, ds).read_text() == expected, case
+
+
+def test_relevance_after_planned_hard_negatives_is_that_of_the_final_corpus() -> None:
+    """Planting hard negatives re-annotates only the replaced clips; the lists equal an annotation
+    of the whole final corpus."""
+    from reasonaudio.atoms import LabelView
+    from reasonaudio.builder.plan import plan_benchmark
+    from reasonaudio.relevance import plan_relevance
+
+    plan = plan_benchmark(BuildConfig(clips=400, queries_per_task=4, seed=8, min_hard_negatives=3))
+    view = LabelView.of(plan.library)
+    assert plan.planned > 0 and not view.multi  # the final table's atoms are its labels
+    whole = plan_relevance(plan.final, view.labels, [s.logic for s in plan.specs], plan.config.sample_rate, 1)
+    assert [r.tolist() for r in plan.relevant] == [r.tolist() for r in whole]
+    assert all(r.dtype == np.uint32 for r in plan.relevant)

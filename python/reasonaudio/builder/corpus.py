@@ -161,6 +161,22 @@ def _plan_hard_negative(
     raise CorpusFull(query_index, f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)}): {last_error}")
 
 
+def _after_replacements(lists: list[np.ndarray], corpus: Corpus, labels: list[str], logics: list[dict], config: BuildConfig) -> list[np.ndarray]:
+    """`lists` (each logic's relevant clips, uint32 ascending, on the corpus's clips before their
+    replacements) on the corpus with its replaced clips: a clip's relevance depends on its own events
+    alone, so only the replaced clips are annotated again, not the corpus."""
+    if not corpus.replaced:
+        return lists
+    victims = np.array(sorted(corpus.replaced), dtype=np.uint32)
+    plans = [corpus.replaced[int(v)] for v in victims]
+    counts = [len(p["ev_atom"]) for p in plans]
+    small = {k: np.concatenate([p[k] for p in plans]) for k in ("ev_atom", "ev_onset", "ev_length", "clip_length")}
+    small["ev_clip"] = np.repeat(np.arange(len(plans), dtype=np.uint32), counts)
+    small["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+    again = relevance(small, labels, logics, config.sample_rate, config.worker_threads)
+    return [np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(lists, again)]
+
+
 @dataclass
 class Pairs:
     """What pairing queries with positives and hard negatives made: the corpus with its planned
@@ -234,10 +250,8 @@ def hard_negatives(
             if neg_pick[q] is None:
                 neg_pick[q] = victim
             planned += 1
-    del rel, con  # both are recomputed on the final corpus; at a million clips they are ~100 MB
-    final = corpus.columns()
-    rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
-    con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
+    rel = _after_replacements(rel, corpus, labels, logics, config)
+    con = _after_replacements(con, corpus, labels, containments, config)
     for q in range(len(specs)):
         rq = set(rel[q].tolist())
         if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
