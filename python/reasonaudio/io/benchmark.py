@@ -53,31 +53,30 @@ def iter_jsonl(path: str | Path, on_bad_line=None) -> Iterator[tuple[int, dict]]
             yield lineno, row
 
 
-def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
-    """Read one parquet table and insist on the columns the contract names for it."""
-    if not path.is_file():
-        raise UserError(f"{path}: file not found")
-    try:
-        frame = pl.read_parquet(path)
-    except Exception as err:  # polars raises several error types for corrupt files
-        raise UserError(f"{path}: not a readable parquet file ({err.__class__.__name__}: {err})") from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise UserError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(frame.columns)}")
-    return frame
-
-
 def check_table(path: Path, required: tuple[str, ...]) -> None:
-    """`read_table`'s checks from the file's footer alone: present, parquet, the contract's columns."""
+    """A table's checks from the file's footer alone: present, parquet, the contract's columns."""
     if not path.is_file():
         raise UserError(f"{path}: file not found")
     try:
         names = list(pl.read_parquet_schema(path))
     except Exception as err:  # polars raises several error types for corrupt files
-        raise UserError(f"{path}: not a readable parquet file ({err.__class__.__name__}: {err})") from None
+        raise UserError(_unreadable(path, err)) from None
     missing = [c for c in required if c not in names]
     if missing:
         raise UserError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(names)}")
+
+
+def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
+    """Read one parquet table and insist on the columns the contract names for it."""
+    check_table(path, required)
+    try:
+        return pl.read_parquet(path)
+    except Exception as err:  # a readable footer over a damaged body
+        raise UserError(_unreadable(path, err)) from None
+
+
+def _unreadable(path: Path, err: Exception) -> str:
+    return f"{path}: not a readable parquet file ({err.__class__.__name__}: {err})"
 
 
 @dataclass(frozen=True)
