@@ -390,12 +390,9 @@ def plan_relevance(
     own use of the engine), the same whatever `block`."""
     logic_json = [json.dumps(lg) for lg in logics]
     n = len(cols["clip_length"])
-    if n <= block:
-        indptr, clips = engine_csr(plan_events(cols, labels, rate), logic_json, None, threads)
-        return [clips[indptr[q] : indptr[q + 1]] for q in range(len(logics))]
     ptr = np.asarray(cols["clip_event_ptr"], dtype=np.int64)
     pieces: list[list[np.ndarray]] = [[] for _ in logics]
-    for lo in range(0, n, block):
+    for lo in range(0, max(n, 1), block):  # one (empty) block for a corpus of no clips
         hi = min(lo + block, n)
         e0, e1 = int(ptr[lo]), int(ptr[hi])
         part = {
