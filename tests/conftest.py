@@ -57,6 +57,18 @@ def bf() -> ModuleType:
 
 
 @pytest.fixture(scope="session")
+def pristine(bf, tmp_path_factory) -> Path:
+    """`bf`'s benchmark, written once and never altered (validator tests read it)."""
+    return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
+
+
+@pytest.fixture
+def bench(pristine: Path, tmp_path: Path) -> Path:
+    """A copy of `pristine` a test may damage (test files with a benchmark of their own name it `bench` too)."""
+    return Path(shutil.copytree(pristine, tmp_path / "bench"))
+
+
+@pytest.fixture(scope="session")
 def parquet_sample() -> ModuleType:
     """A small table with the benchmark tables' column kinds (`sample_frame()`), for the parquet writer."""
     return _support("parquet_sample")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -24,16 +23,6 @@ from reasonaudio.validate import (
     task_shape_problem,
     validate_benchmark,
 )
-
-
-@pytest.fixture(scope="module")
-def pristine(bf, tmp_path_factory) -> Path:
-    return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
-
-
-@pytest.fixture
-def bench(pristine: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(pristine, tmp_path / "bench"))
 
 
 def failed(path: Path, **kwargs) -> dict[str, list[str]]:

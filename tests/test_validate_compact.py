@@ -4,7 +4,6 @@ streamed beside qrels.parquet; and the faults they meet are still named by row, 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,16 +14,6 @@ from reasonaudio.validate import validate_benchmark
 from reasonaudio.validate.events import _event_pairs
 from reasonaudio.validate.layout import _duplicates
 from reasonaudio.validate.relevance import _within
-
-
-@pytest.fixture(scope="module")
-def pristine(bf, tmp_path_factory) -> Path:
-    return bf.write_benchmark(tmp_path_factory.mktemp("bench") / "fixture")
-
-
-@pytest.fixture
-def bench(pristine: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(pristine, tmp_path / "bench"))
 
 
 def failed(path: Path, **kwargs) -> dict[str, list[str]]:
