@@ -108,3 +108,93 @@ def test_shards_on_a_uri_merge_without_their_audio(shardfixture, planned, tmp_pa
         assert shardfixture.tree_digest(tmp_path / "m") == shardfixture.tree_digest(tmp_path / "local")
     finally:
         mem.rm("/ra-elsewhere", recursive=True)
+
+
+# ------------------------------------------------------------------ exporting the whole, audio elsewhere
+
+
+@pytest.fixture(scope="module")
+def merged(planned, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """The full merge, the merge without audio, and a folder holding the shards' audio elsewhere."""
+    plan, shards = planned
+    root = tmp_path_factory.mktemp("merged")
+    full, bare, elsewhere = root / "full", root / "bare", root / "store"
+    assert main(["merge", *map(str, shards), "--out", str(full), "--from-plan", str(plan), "--quiet"]) == 0
+    assert main(["merge", *map(str, shards), "--out", str(bare), "--from-plan", str(plan), "--audio-elsewhere", "--quiet"]) == 0
+    for s in shards:
+        shutil.copytree(s / "audio", elsewhere / "audio", dirs_exist_ok=True)
+    return full, bare, elsewhere
+
+
+SHARD_MB = "20"  # several corpus shards of 300 clips
+
+
+def test_export_reads_the_audio_where_it_is(shardfixture, merged, tmp_path: Path, capsys) -> None:
+    full, bare, elsewhere = merged
+    assert main(["export", str(full), "--out", str(tmp_path / "a"), "--name", "big", "--shard-mb", SHARD_MB]) == 0
+    assert main(["export", str(bare), "--out", str(tmp_path / "b"), "--name", "big", "--shard-mb", SHARD_MB,
+                 "--audio-from", str(elsewhere)]) == 0
+    a, b = shardfixture.tree_digest(tmp_path / "a"), shardfixture.tree_digest(tmp_path / "b")
+    assert sum(k.startswith("corpus/") for k in a) > 2
+    assert a == b
+    # without --audio-from the empty audio folder is named, with the way out
+    capsys.readouterr()
+    assert main(["export", str(bare), "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert "clip_000000" in err and "--audio-from" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "c").exists()
+
+
+def test_export_to_a_uri_holds_one_corpus_shard_at_a_time(shardfixture, merged, tmp_path: Path, monkeypatch) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from reasonaudio.io.export import export_hf
+
+    full, bare, elsewhere = merged
+    export_hf(full, tmp_path / "local", name="big", shard_bytes=20 * 2**20)
+    held: list[int] = []
+    put_file = MemoryFileSystem.put_file
+
+    def counting(self, lpath, rpath, *args, **kwargs):
+        if str(rpath).rpartition("/")[0].endswith("/corpus"):  # a corpus shard, staged beside no other
+            held.append(sum(1 for p in Path(lpath).parent.iterdir() if p.suffix == ".parquet"))
+        return put_file(self, lpath, rpath, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryFileSystem, "put_file", counting)
+    mem = fsspec.filesystem("memory")
+    try:
+        summary = export_hf(bare, "memory://ra-export/big", name="big", shard_bytes=20 * 2**20,
+                            audio_from=f"file://{elsewhere}")
+        assert held and max(held) == 1 and len(held) == summary["corpus_shards"]
+        assert shardfixture.tree_digest("memory://ra-export/big") == shardfixture.tree_digest(tmp_path / "local")
+        assert [p for p in mem.ls("/ra-export", detail=False) if "tmp" in p] == []
+    finally:
+        if mem.exists("/ra-export"):
+            mem.rm("/ra-export", recursive=True)
+
+
+def test_export_refuses_a_changed_or_missing_clip_elsewhere(shardfixture, merged, tmp_path: Path, capsys) -> None:
+    fsspec = pytest.importorskip("fsspec")
+    from reasonaudio.errors import UserError
+    from reasonaudio.io.export import export_hf
+
+    _, bare, elsewhere = merged
+    store = tmp_path / "store"
+    shutil.copytree(elsewhere, store)
+    clip = store / "audio" / "clip_000217.wav"
+    data = bytearray(clip.read_bytes())
+    data[-1] ^= 1
+    clip.write_bytes(bytes(data))
+    mem = fsspec.filesystem("memory")
+    with pytest.raises(UserError, match=r"clip_000217\.wav: sha256 differs"):
+        export_hf(bare, "memory://ra-refused/big", audio_from=str(store))
+    assert not mem.exists("/ra-refused/big") and not [p for p in mem.find("/ra-refused") if "tmp" in p]
+    clip.unlink()
+    capsys.readouterr()
+    assert main(["export", str(bare), "--out", str(tmp_path / "out"), "--audio-from", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "clip_000217.wav: audio file of clip 'clip_000217' not found (--audio-from)" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists() and shardfixture.leftovers(tmp_path, "out") == []
+    assert main(["export", str(bare), "--out", "memory://ra-refused/x", "--audio-from", str(store)]) == 2
+    assert "memory://" in capsys.readouterr().err

@@ -20,20 +20,27 @@ qrels/test-00000-of-00001.parquet    query-id, corpus-id, score   (also config `
 Audio is embedded (bytes in the parquet rows, as `push_to_hub` itself stores an `Audio` column), so
 the folder is self-contained; corpus shards are cut at `shard_bytes` of audio and written in row
 groups of `row_group` clips, which keeps both the writer's and a lazy reader's memory bounded.
+
+The export of a corpus larger than the disk: the clip files may be read from another location
+(`audio_from`, a folder or any fsspec URI, e.g. where `merge --audio-elsewhere` left them), each
+checked against the benchmark's `audio.sha256`, and the output may be an fsspec URI too; there
+every corpus shard is uploaded as soon as it is written and deleted locally, so the local disk
+holds one shard at a time, and the output is complete exactly when its kind marker exists
+(`reasonaudio.io.storage`).
 """
 
 from __future__ import annotations
 
 import hashlib
-
 import json
+import os
 from pathlib import Path
 
 import polars as pl
 
 from reasonaudio.io.benchmark import TASKS, load_benchmark
 from reasonaudio.errors import UserError, require
-from reasonaudio.io.outputs import output_directory
+from reasonaudio.io import storage
 
 SPLIT = "test"
 DEFAULT_SHARD_BYTES = 500 * 1024 * 1024
@@ -145,24 +152,102 @@ def export_hf(
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     row_group: int = ROW_GROUP,
     force: bool = False,
+    audio_from: str | Path | None = None,
 ) -> dict:
-    """Write the Hugging Face folder for a benchmark directory into `out` (replaced atomically)."""
+    """Write the Hugging Face folder for a benchmark directory into `out` (a folder, replaced
+    atomically, or an fsspec URI), reading the clip files under `audio_from` where given (the
+    location under which clips.parquet's paths resolve), else in the benchmark directory."""
     require("pyarrow", "arrow", "the Hugging Face export")
     import pyarrow as pa
 
     bench = load_benchmark(bench_dir)
-    out = Path(out)
     if shard_bytes < 1 or row_group < 1:
         raise UserError("shard size and row group size must be at least 1")
-    if out.resolve() == bench.root.resolve() or bench.root.resolve() in out.resolve().parents:
-        raise UserError(f"{out}: the export must not be written inside the benchmark directory {bench.root}")
+    if not storage.is_uri(out):
+        out = Path(out)
+        if out.resolve() == bench.root.resolve() or bench.root.resolve() in out.resolve().parents:
+            raise UserError(f"{out}: the export must not be written inside the benchmark directory {bench.root}")
+    source = _ClipFiles(bench, audio_from)
     name = name or bench.root.resolve().name
-    with output_directory(out, "hf dataset", inputs=[bench.root], force=force) as tmp:
-        summary = _write(bench, tmp, name, license_id or _license(bench), shard_bytes, row_group, pa)
+    with storage.Output(out, "hf dataset", inputs=[bench.root], force=force, streamed="corpus") as dest:
+        summary = _write(bench, dest, source, name, license_id or _license(bench), shard_bytes, row_group, pa)
     return summary
 
 
-def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_group: int, pa) -> dict:
+class _ClipFiles:
+    """Where an export reads the clip files: the benchmark directory, or another location (a folder
+    or fsspec URI) under which clips.parquet's paths resolve. Every clip is checked against the
+    benchmark's audio.sha256 where it has one: an export must not publish a clip that changed (or
+    rotted) after the build."""
+
+    def __init__(self, bench, audio_from: str | Path | None):
+        from reasonaudio.io.audio_hashes import read_audio_hashes
+
+        self.bench = bench
+        self.elsewhere = audio_from is not None
+        if audio_from is None:
+            self.fs, self.base, self.shown = storage.local_fs(), str(bench.root), str(bench.root)
+        else:
+            self.fs, self.base = storage.location(str(audio_from))
+            self.base, self.shown = self.base.rstrip("/"), str(audio_from).rstrip("/")
+            if not self.fs.isdir(self.base):
+                raise UserError(f"--audio-from {audio_from}: not a folder (the location under which the clips' paths, e.g. audio/<clip>.wav, resolve)")
+        self.recorded = read_audio_hashes(bench.root) or {}
+
+    def _missing(self, rel: str, clip_id: str) -> UserError:
+        if self.elsewhere:
+            return UserError(f"{self.shown}/{rel}: audio file of clip {clip_id!r} not found (--audio-from)")
+        empty = not any((self.bench.root / "audio").iterdir()) if (self.bench.root / "audio").is_dir() else True
+        hint = (": the benchmark's audio folder is empty (merged with --audio-elsewhere?); give --audio-from, where its clips are"
+                if empty else "")
+        return UserError(f"{self.bench.root / rel}: audio file of clip {clip_id!r} not found{hint}")
+
+    def sizes(self, rows: list[tuple]) -> list[int]:
+        """Every clip file's size in bytes (clips.parquet's order): local files one stat each, a
+        remote location one listing per folder, not one request per clip."""
+        if not self.elsewhere or {"file", "local"} & set(_protocols(self.fs)):
+            out = []
+            for clip_id, rel, *_ in rows:
+                try:
+                    out.append(os.stat(f"{self.base}/{rel}").st_size)
+                except OSError:
+                    raise self._missing(rel, clip_id) from None
+            return out
+        listed: dict[str, dict[str, int]] = {}
+        out = []
+        for clip_id, rel, *_ in rows:
+            folder, _, file = f"{self.base}/{rel}".rpartition("/")
+            if folder not in listed:
+                try:
+                    entries = self.fs.ls(folder, detail=True)
+                except (FileNotFoundError, OSError):
+                    entries = []
+                listed[folder] = {e["name"].rpartition("/")[2]: int(e["size"]) for e in entries if e.get("type") != "directory"}
+            size = listed[folder].get(file)
+            if size is None:
+                raise self._missing(rel, clip_id)
+            out.append(size)
+        return out
+
+    def read(self, rel: str, clip_id: str) -> bytes:
+        try:
+            data = self.fs.cat_file(f"{self.base}/{rel}")
+        except (FileNotFoundError, IsADirectoryError):
+            raise self._missing(rel, clip_id) from None
+        if rel in self.recorded and hashlib.sha256(data).hexdigest() != self.recorded[rel]:
+            from reasonaudio.io.audio_hashes import AUDIO_HASHES
+
+            raise UserError(f"{self.shown}/{rel}: sha256 differs from {self.bench.root / AUDIO_HASHES} (the file changed "
+                            "after the build); nothing was exported: rebuild, or restore the file")
+        return data
+
+
+def _protocols(fs) -> tuple[str, ...]:
+    return (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+
+
+def _write(bench, dest, source: _ClipFiles, name: str, license_id: str, shard_bytes: int, row_group: int, pa) -> dict:
+    root: Path = dest.root
     clips = bench.clips
     sample_rate = bench.sample_rate
     corpus_features = {
@@ -183,12 +268,7 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
     )
     # plan shards from file sizes first so every shard's name carries the final count
     rows = clips.select("clip_id", "path", "pattern", "duration_s", "n_events").rows()
-    sizes = []
-    for clip_id, rel, *_ in rows:
-        p = bench.root / rel
-        if not p.is_file():
-            raise UserError(f"{p}: audio file of clip {clip_id!r} not found")
-        sizes.append(p.stat().st_size)
+    sizes = source.sizes(rows)
     shards: list[list[int]] = [[]]
     used = 0
     for i, size in enumerate(sizes):
@@ -197,24 +277,14 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
             used = 0
         shards[-1].append(i)
         used += size
+    del sizes
     import pyarrow.parquet as pq
 
-    from reasonaudio.io.audio_hashes import AUDIO_HASHES, read_audio_hashes
-
-    recorded = read_audio_hashes(bench.root) or {}
-
-    def audio_bytes(rel: str) -> bytes:
-        """A clip's bytes, checked against audio.sha256 where the build wrote one: an export must not
-        publish a clip that changed (or rotted) after the build."""
-        data = (bench.root / rel).read_bytes()
-        if rel in recorded and hashlib.sha256(data).hexdigest() != recorded[rel]:
-            raise UserError(f"{bench.root / rel}: sha256 differs from {bench.root / AUDIO_HASHES} (the file changed "
-                            "after the build); nothing was exported: rebuild, or restore the file")
-        return data
-
-    (root / "corpus").mkdir()
+    # a remote output's shards are written in a local scratch folder and uploaded one by one
+    local_corpus = root / "corpus" if not dest.remote else root / ".corpus-scratch"
+    local_corpus.mkdir(exist_ok=True)
     for s, members in enumerate(shards):
-        path = root / "corpus" / _shard_name(s, len(shards))
+        path = local_corpus / _shard_name(s, len(shards))
         schema = corpus_schema.with_metadata({b"huggingface": _hf_features(corpus_features)})
         with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=False) as writer:
             for start in range(0, len(members), row_group):
@@ -223,7 +293,7 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
                     pa.table(
                         {
                             "id": [r[0] for r in batch],
-                            "audio": [{"bytes": audio_bytes(r[1]), "path": Path(r[1]).name} for r in batch],
+                            "audio": [{"bytes": source.read(r[1], r[0]), "path": Path(r[1]).name} for r in batch],
                             "pattern": [r[2] for r in batch],
                             "duration_s": [None if r[3] is None else float(r[3]) for r in batch],
                             "n_events": [None if r[4] is None else int(r[4]) for r in batch],
@@ -231,6 +301,11 @@ def _write(bench, root: Path, name: str, license_id: str, shard_bytes: int, row_
                         schema=schema,
                     )
                 )
+        if dest.remote:
+            dest.audio_fs.put_file(str(path), f"{dest.audio_dir}/{path.name}")
+            path.unlink()
+    if dest.remote:
+        local_corpus.rmdir()
 
     queries = bench.queries.select(
         pl.col("query_id").cast(pl.Utf8).alias("id"), pl.col("text"), pl.col("task"), pl.col("logic").cast(pl.Utf8)

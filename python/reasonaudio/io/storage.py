@@ -69,11 +69,14 @@ class Output:
     """An output directory being written, as a context manager: on normal exit the staged output
     is put into place, on an exception it is removed. Tables go to `root` (always a local
     directory); audio to `audio_url` (the same place when local, the remote staging prefix
-    otherwise). A local output follows `reasonaudio.io.outputs` (lock, kind marker, refusals)."""
+    otherwise). A local output follows `reasonaudio.io.outputs` (lock, kind marker, refusals).
+    `streamed` names the folder of the large files (a benchmark's `audio`, an export's `corpus`):
+    they go to the destination as they are made, so a remote output never stages them together."""
 
-    def __init__(self, target: str | os.PathLike, kind: str, *, inputs=(), force: bool = False):
+    def __init__(self, target: str | os.PathLike, kind: str, *, inputs=(), force: bool = False, streamed: str = "audio"):
         self.target = target
         self.kind = kind
+        self.streamed = streamed
         self.force = force
         self.inputs = [i for i in inputs if not is_uri(i)]
         if is_uri(target):
@@ -99,7 +102,7 @@ class Output:
 
             self._local = output_directory(self.target, self.kind, inputs=self.inputs, force=self.force)
             self.root = self._local.__enter__()
-            (self.root / "audio").mkdir()
+            (self.root / self.streamed).mkdir()
             return self
         self._check_remote()
         self._scratch = scratch_directory("stage")
@@ -110,7 +113,7 @@ class Output:
             # the filesystem's own spelling (memory:// roots paths at "/"), so that the paths
             # `find` returns under it start with it
             self._remote_tmp = self.fs._strip_protocol(_join(parent, token) if parent else token).rstrip("/")
-            self.fs.makedirs(_join(self._remote_tmp, "audio"), exist_ok=True)
+            self.fs.makedirs(_join(self._remote_tmp, self.streamed), exist_ok=True)
         except BaseException:
             self._abort_remote()
             raise
@@ -134,10 +137,10 @@ class Output:
 
     @property
     def audio_dir(self) -> str:
-        """Where audio files go while staging (a path of `audio_fs`)."""
+        """Where the streamed files (audio) go while staging (a path of `audio_fs`)."""
         if self.remote:
-            return _join(self._remote_tmp, "audio")
-        return str(self.root / "audio")
+            return _join(self._remote_tmp, self.streamed)
+        return str(self.root / self.streamed)
 
     @property
     def audio_url(self) -> str:
