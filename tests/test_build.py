@@ -10,6 +10,8 @@ import numpy as np
 import polars as pl
 import pytest
 import soundfile as sf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reasonaudio.builder import BuildConfig, build
 from reasonaudio.cli import main
@@ -245,3 +247,33 @@ def test_relevance_after_planned_hard_negatives_is_that_of_the_final_corpus() ->
     whole = plan_relevance(plan.final, view.labels, [s.logic for s in plan.specs], plan.config.sample_rate, 1)
     assert [r.tolist() for r in plan.relevant] == [r.tolist() for r in whole]
     assert all(r.dtype == np.uint32 for r in plan.relevant)
+
+
+@given(st.integers(1, 2_000), st.data())
+@settings(max_examples=60, deadline=None)
+def test_clip_ids_are_the_list_they_stand_for(n: int, data) -> None:
+    from reasonaudio.builder.plan import ClipIds, id_series
+
+    ids = ClipIds(n)
+    plain = [f"clip_{i:0{max(6, len(str(n - 1)))}d}" for i in range(n)]
+    assert len(ids) == n and list(ids) == plain and ids == plain and ids == ClipIds(n) and ids != plain[:-1]
+    i = data.draw(st.integers(-n, n - 1))
+    assert ids[i] == plain[i]
+    lo, hi, step = data.draw(st.tuples(st.integers(-n - 2, n + 2), st.integers(-n - 2, n + 2), st.sampled_from([1, 2, -1, 7])))
+    assert ids[lo:hi:step] == plain[lo:hi:step]
+    for bad in (n, -n - 1):
+        with pytest.raises(IndexError):
+            ids[bad]
+    picks = np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=50)), dtype=np.int64)
+    got = id_series(ids, picks, "clip_id")
+    assert got.name == "clip_id" and got.to_list() == [plain[k] for k in picks]
+    assert id_series(plain, picks, "clip_id").to_list() == got.to_list()
+
+
+@pytest.mark.parametrize("n", [1_000_000, 1_000_001, 10_000_001])
+def test_clip_id_width_grows_with_the_corpus(n: int) -> None:
+    from reasonaudio.builder.plan import ClipIds
+
+    ids = ClipIds(n)
+    last = f"clip_{n - 1:0{max(6, len(str(n - 1)))}d}"
+    assert ids[-1] == last and ids.series(np.array([0, n - 1]), "c").to_list() == [ids[0], last]

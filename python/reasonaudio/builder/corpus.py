@@ -177,6 +177,15 @@ def _after_replacements(lists: list[np.ndarray], corpus: Corpus, labels: list[st
     return [np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(lists, again)]
 
 
+def _holds(clips: np.ndarray, clip: int | None) -> bool:
+    """Whether ascending `clips` holds `clip` (a binary search: a set of a query's relevant clips
+    would take ~50 B a clip, for queries that most clips satisfy)."""
+    if clip is None:
+        return False
+    i = int(np.searchsorted(clips, clip))
+    return i < len(clips) and int(clips[i]) == clip
+
+
 @dataclass
 class Pairs:
     """What pairing queries with positives and hard negatives made: the corpus with its planned
@@ -217,7 +226,7 @@ def hard_negatives(
     neg_pick: list[int | None] = []
     kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
     for q, spec in enumerate(specs):
-        if spec.anchor not in set(rel[q].tolist()):
+        if not _holds(rel[q], spec.anchor):
             raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
         pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
         hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
@@ -253,8 +262,7 @@ def hard_negatives(
     rel = _after_replacements(rel, corpus, labels, logics, config)
     con = _after_replacements(con, corpus, labels, containments, config)
     for q in range(len(specs)):
-        rq = set(rel[q].tolist())
-        if pos_pick[q] not in rq or neg_pick[q] in rq or neg_pick[q] not in set(con[q].tolist()):
+        if not _holds(rel[q], pos_pick[q]) or _holds(rel[q], neg_pick[q]) or not _holds(con[q], neg_pick[q]):
             raise AssertionError(f"query {q}: two-option pair broken by a replaced clip")
     hard_counts = [len(np.setdiff1d(con[q], rel[q], assume_unique=True)) for q in range(len(specs))]
     if hard_counts and min(hard_counts) < want:

@@ -36,7 +36,7 @@ import polars as pl
 from reasonaudio._core import __version__
 from reasonaudio.atoms import AtomLibrary, LabelView
 from reasonaudio.builder.config import BuildConfig
-from reasonaudio.builder.plan import BuildPlan, attach_scene, plan_benchmark
+from reasonaudio.builder.plan import BuildPlan, ClipIds, attach_scene, plan_benchmark
 from reasonaudio.builder.render import render_audio
 from reasonaudio.builder.tables import Built, write_audio_hash_list, write_benchmark
 from reasonaudio.console import progress_bar as tqdm
@@ -303,7 +303,7 @@ def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path
         "thresholds": list(plan.thresholds),
         "specs": [asdict(s) for s in plan.specs],
         "query_ids": plan.query_ids,
-        "clip_ids": plan.clip_ids,
+        "clip_ids": list(plan.clip_ids),
         "positives": plan.positives,
         "negatives": plan.negatives,
         "planned": plan.planned,
@@ -346,8 +346,12 @@ def load_plan(path: str | Path, config=None):
         saved.threads = config.threads
     library = AtomLibrary.open(saved.atoms, sample_rate=saved.sample_rate)
     audio, offsets = library.flat()
+    clip_ids = ClipIds(len(meta["clip_ids"]))
+    if clip_ids != meta["clip_ids"]:
+        raise UserError(f"{path}: not a reasonaudio plan file (its clip ids are not clip_<index>)")
+    del meta["clip_ids"]
     plan = BuildPlan(
-        saved, library, audio, offsets, meta["params"], meta["thresholds"], final, meta["clip_ids"],
+        saved, library, audio, offsets, meta["params"], meta["thresholds"], final, clip_ids,
         [QuerySpec(**s) for s in meta["specs"]], meta["query_ids"],
         [clips[indptr[q] : indptr[q + 1]] for q in range(len(indptr) - 1)],
         meta["positives"], meta["negatives"], meta["planned"], meta["hard_counts"], 0.0,

@@ -19,7 +19,7 @@ from reasonaudio._core import __version__
 from reasonaudio.atoms import recordings_used, write_attribution
 from reasonaudio.atoms.exemplars import markdown_cell
 from reasonaudio.builder.config import AUDIO_FORMATS
-from reasonaudio.builder.plan import BuildPlan
+from reasonaudio.builder.plan import BuildPlan, id_series
 from reasonaudio.contract import (
     BEIR_CORPUS,
     BEIR_FILES,
@@ -154,7 +154,7 @@ def _event_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
         atom = cols["ev_atom"][e0:e1].astype(np.int64)
         yield pl.DataFrame(
             {
-                "clip_id": pl.Series("clip_id", plan.clip_ids[lo:hi]).gather(ev_clip - lo),
+                "clip_id": id_series(plan.clip_ids, ev_clip, "clip_id"),
                 "event_index": (np.arange(e0, e1) - ptr[ev_clip]).astype(np.int32),
                 "atom_id": atom_ids.gather(atom),
                 "label": labels.gather(atom),
@@ -171,16 +171,16 @@ def _event_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
 def _qrels_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
     """qrels.parquet (every relevant pair, by query), about BLOCK_ROWS rows at a time."""
     schema = {"query_id": pl.String, "clip_id": pl.String, "relevance": pl.Int32}
-    clip_ids = plan.clip_ids
     pieces: list[tuple[str, np.ndarray]] = []
     held = 0
 
     def frame() -> pl.DataFrame:
         n = sum(len(c) for _, c in pieces)
+        clips = np.concatenate([np.asarray(c, dtype=np.int64) for _, c in pieces]) if pieces else np.zeros(0, np.int64)
         return pl.DataFrame(
             {
                 "query_id": [qid for qid, c in pieces for _ in range(len(c))],
-                "clip_id": [clip_ids[int(i)] for _, c in pieces for i in c],
+                "clip_id": id_series(plan.clip_ids, clips, "clip_id"),
                 "relevance": np.ones(n, np.int32),
             },
             schema=schema,
@@ -431,10 +431,9 @@ def write_beir(root: Path, plan: BuildPlan) -> None:
     clip_ids, query_ids, specs = plan.clip_ids, plan.query_ids, plan.specs
     ext = AUDIO_FORMATS[plan.config.audio_format]
     (root / BEIR_QRELS).parent.mkdir(parents=True)
-    ids = pl.Series("cid", clip_ids, dtype=pl.String)
     with open(root / BEIR_CORPUS, "wb") as fh:
-        for lo in range(0, len(ids), BEIR_BLOCK_ROWS):
-            block = ids.slice(lo, BEIR_BLOCK_ROWS)
+        for lo in range(0, len(clip_ids), BEIR_BLOCK_ROWS):
+            block = id_series(clip_ids, np.arange(lo, min(lo + BEIR_BLOCK_ROWS, len(clip_ids))), "cid")
             if bool((block + ext).str.contains(_JSON_PLAIN).all()):
                 lines = pl.select(pl.format('{{"_id": "{}", "title": "", "text": "", "audio": "audio/{}{}"}}', block, block, pl.lit(ext))).to_series()
             else:
@@ -454,7 +453,7 @@ def write_beir(root: Path, plan: BuildPlan) -> None:
             q1 = max(q0 + 1, int(np.searchsorted(ends, start + BEIR_BLOCK_ROWS, "right")))
             clips = np.concatenate([np.asarray(r, dtype=np.int64) for r in plan.relevant[q0:q1]])
             qids = pl.Series(query_ids[q0:q1], dtype=pl.String).gather(np.repeat(np.arange(q1 - q0), counts[q0:q1]))
-            _write_lines(fh, pl.select(pl.format("{}\t{}\t1", qids, ids.gather(clips))).to_series())
+            _write_lines(fh, pl.select(pl.format("{}\t{}\t1", qids, id_series(clip_ids, clips, "cid"))).to_series())
             q0 = q1
 
 

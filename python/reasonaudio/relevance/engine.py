@@ -380,7 +380,7 @@ def plan_events(cols: Mapping[str, np.ndarray], labels: list[str], rate: float) 
 # Clips per call of the engine on a plan: the engine's index of every event it is given is the
 # largest thing planning holds, and a clip's relevance depends on its own events alone, so a plan
 # is annotated a block of clips at a time.
-PLAN_RELEVANCE_BLOCK = 1 << 18
+PLAN_RELEVANCE_BLOCK = 1 << 16
 
 
 def plan_relevance(
