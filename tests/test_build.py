@@ -252,7 +252,7 @@ def test_relevance_after_planned_hard_negatives_is_that_of_the_final_corpus() ->
 @given(st.integers(1, 2_000), st.data())
 @settings(max_examples=60, deadline=None)
 def test_clip_ids_are_the_list_they_stand_for(n: int, data) -> None:
-    from reasonaudio.builder.plan import ClipIds, id_series
+    from reasonaudio.builder.plan import ClipIds, ClipPaths, id_series
 
     ids = ClipIds(n)
     plain = [f"clip_{i:0{max(6, len(str(n - 1)))}d}" for i in range(n)]
@@ -268,6 +268,10 @@ def test_clip_ids_are_the_list_they_stand_for(n: int, data) -> None:
     got = id_series(ids, picks, "clip_id")
     assert got.name == "clip_id" and got.to_list() == [plain[k] for k in picks]
     assert id_series(plain, picks, "clip_id").to_list() == got.to_list()
+    paths = ClipPaths(ids, ".flac")
+    plain_paths = [f"audio/{c}.flac" for c in plain]
+    assert len(paths) == n and list(paths) == plain_paths and paths[i] == plain_paths[i]
+    assert paths[lo:hi:step] == plain_paths[lo:hi:step]
 
 
 @pytest.mark.parametrize("n", [1_000_000, 1_000_001, 10_000_001])

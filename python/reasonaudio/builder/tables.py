@@ -6,7 +6,7 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -229,7 +229,7 @@ def finish_benchmark(plan: BuildPlan, root: Path, early: dict[str, pl.DataFrame]
     return manifest
 
 
-def write_audio_hash_list(root: Path, rel_paths: list[str], digests: list[str]) -> Path:
+def write_audio_hash_list(root: Path, rel_paths: Sequence[str], digests: Sequence[str]) -> Path:
     """root/audio.sha256 from digests the renderer computed (one per path, same order): the lines
     `write_audio_hashes` writes after reading every file back (sha256sum format, sorted by path)."""
     if len(digests) != len(rel_paths):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from reasonaudio.errors import UserError
@@ -29,7 +30,7 @@ def sha256_bytes_of(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
-def write_audio_hashes(root: Path, rel_paths: list[str], audio_fs=None, audio_dir: str | None = None) -> Path:
+def write_audio_hashes(root: Path, rel_paths: Sequence[str], audio_fs=None, audio_dir: str | None = None) -> Path:
     """Hash every audio path (`audio/<name>`) into root/audio.sha256, sorted by path. The files are
     read from `root/<rel>`, or from `audio_dir` of the fsspec filesystem `audio_fs` where an output
     stages its audio elsewhere (a URI: that reads the audio back once)."""
