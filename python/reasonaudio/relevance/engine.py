@@ -83,16 +83,31 @@ class RelevanceCSR:
 
     def to_frame(self) -> pl.DataFrame:
         """qrels rows (contract §4): query_id, clip_id, relevance = 1, relevant pairs only."""
-        query_index = np.repeat(np.arange(len(self.query_ids), dtype=np.uint32), self.counts())
-        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
-        clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
+        return self.pairs_frame(0, self.n_pairs)
+
+    def pairs_frame(self, start: int, stop: int, ids: tuple[pl.Series, pl.Series] | None = None) -> pl.DataFrame:
+        """Rows `start:stop` of `to_frame()`, made without the others (qrels are written a block
+        of pairs at a time); `ids` is `id_columns()`, made once for many blocks."""
+        queries, clips = ids if ids is not None else self.id_columns()
+        # pairs of query q are rows indptr[q]:indptr[q + 1]; clipped to the block, their counts
+        ptr = np.clip(self.indptr.astype(np.int64), start, stop)
+        query_index = np.repeat(np.arange(len(self.query_ids), dtype=np.uint32), np.diff(ptr))
         return pl.DataFrame(
             {
                 "query_id": queries.gather(query_index),
-                "clip_id": clips.gather(self.clip_indices),
-                "relevance": pl.Series("relevance", np.ones(self.n_pairs, dtype=np.int32)),
+                "clip_id": clips.gather(self.clip_indices[start:stop]),
+                "relevance": pl.Series("relevance", np.ones(stop - start, dtype=np.int32)),
             }
         )
+
+    def id_columns(self) -> tuple[pl.Series, pl.Series]:
+        """The query ids and clip ids as String Series named query_id and clip_id."""
+        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
+        if isinstance(self.clip_ids, pl.Series):
+            clips = self.clip_ids.cast(pl.String).rename("clip_id")
+        else:
+            clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
+        return queries, clips
 
 
 def positive_labels(logic: LogicLike) -> list[str]:
@@ -197,8 +212,13 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
     raise UserError("events: onset_sample/offset_sample need a sample rate: pass sample_rate (or --sample-rate)")
 
 
-def _index_of(values: pl.Series, categories: list[str], what: str) -> np.ndarray:
-    if len(set(categories)) != len(categories):
+def _index_of(values: pl.Series, categories: list[str] | pl.Series, what: str) -> np.ndarray:
+    if isinstance(categories, pl.Series):
+        # a corpus's million ids stay one Arrow column: as Python strings they take ~70 B each
+        again = ~categories.is_first_distinct()
+        if again.any():
+            raise UserError(f"{what}: id {categories.filter(again)[0]!r} is listed twice")
+    elif len(set(categories)) != len(categories):
         seen: set[str] = set()
         dup = next(c for c in categories if c in seen or seen.add(c))  # type: ignore[func-returns-value]
         raise UserError(f"{what}: id {dup!r} is listed twice")
@@ -268,7 +288,8 @@ def prepare_events(
     `sample_rate`, a `sample_rate` column, or is recovered exactly from `onset_s`/`offset_s`) or
     only `onset_s`/`offset_s` (quantised to microseconds). `clip_ids` is the whole corpus, so that
     clips without events still count for queries made only of `not`; by default the clips are
-    those in `events`, in order of first appearance.
+    those in `events`, in order of first appearance. Given as a polars Series, the clip ids stay
+    one (the result's `clip_ids` is that Series), which a million-clip corpus needs.
     """
     time_columns = _time_columns(events)
     null = _first_null_row(events, ["clip_id", "label", *time_columns])
@@ -291,8 +312,11 @@ def prepare_events(
         )
     rate = _rate_from_frame(events, sample_rate) if time_columns[0] == "onset_sample" else MICROSECOND_RATE
 
+    clips: list[str] | pl.Series
     if clip_ids is None:
         clips = clip_col.unique(maintain_order=True).to_list()
+    elif isinstance(clip_ids, pl.Series):
+        clips = clip_ids.cast(pl.String).rename("clip_id")
     else:
         clips = [str(c) for c in clip_ids]
     labels = label_col.unique(maintain_order=True).to_list()
