@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 import polars as pl
@@ -153,10 +153,27 @@ def _first_null_row(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[int, s
     return None
 
 
-def _rate_disagreement(samples: np.ndarray, seconds: np.ndarray, rate: float) -> int | None:
-    """The first row whose offset_sample / offset_s is not `rate` (to a microsecond), if any."""
-    off = ~np.isclose(samples / rate, seconds, rtol=0, atol=1e-6)
-    return int(np.argmax(off)) if off.any() else None
+# Rows per step of an element-wise check over every event: its temporaries stay a few MB, where
+# whole-column ones take several times the column's size (hundreds of MB at millions of events).
+_CHECK_ROWS = 1 << 20
+
+
+def _offsets(events: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(first row, offset_sample, offset_s) as float arrays, _CHECK_ROWS rows at a time."""
+    for lo in range(0, events.height, _CHECK_ROWS):
+        part = events.slice(lo, _CHECK_ROWS)
+        yield lo, part["offset_sample"].cast(pl.Float64).to_numpy(), part["offset_s"].cast(pl.Float64).to_numpy()
+
+
+def _rate_disagreement(events: pl.DataFrame, rate: float) -> tuple[int, float, float] | None:
+    """The first row whose offset_sample / offset_s is not `rate` (to a microsecond), if any, with
+    its offset_sample and offset_s."""
+    for lo, samples, seconds in _offsets(events):
+        off = ~np.isclose(samples / rate, seconds, rtol=0, atol=1e-6)
+        if off.any():
+            k = int(np.argmax(off))
+            return lo + k, float(samples[k]), float(seconds[k])
+    return None
 
 
 def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> float:
@@ -173,12 +190,11 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
                     "leave --sample-rate out"
                 )
         if {"onset_s", "offset_s"} <= set(events.columns) and events.height:
-            samples = events["offset_sample"].cast(pl.Float64).to_numpy()
-            seconds = events["offset_s"].cast(pl.Float64).to_numpy()
-            row = _rate_disagreement(samples, seconds, rate)
-            if row is not None:
+            found = _rate_disagreement(events, rate)
+            if found is not None:
+                row, sample, second = found
                 raise UserError(
-                    f"events row {row}: offset_sample {samples[row]:.0f} / offset_s {seconds[row]} is not the sample rate "
+                    f"events row {row}: offset_sample {sample:.0f} / offset_s {second} is not the sample rate "
                     f"{sample_rate}; expected offset_s = offset_sample / {sample_rate} (leave --sample-rate out, or give "
                     "the rate the samples were counted at)"
                 )
@@ -193,18 +209,25 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
     if {"onset_s", "offset_s"} <= set(events.columns):
         # Recover the exact integer rate from rows that have both samples and seconds; a row that
         # disagrees with the others is named (a hand-edited row, rather than a wrong rate).
-        samples = events["offset_sample"].cast(pl.Float64).to_numpy()
-        seconds = events["offset_s"].cast(pl.Float64).to_numpy()
-        usable = seconds > 0
-        if not usable.any():
+        n_usable = int((events["offset_s"].cast(pl.Float64) > 0).sum())
+        if not n_usable:
             raise UserError("events: cannot infer the sample rate, every offset_s is 0; pass sample_rate (--sample-rate)")
-        rate = float(np.round(np.median(samples[usable] / seconds[usable])))
+        ratios = np.empty(n_usable)
+        filled = 0
+        for _, samples, seconds in _offsets(events):
+            usable = seconds > 0
+            k = int(usable.sum())
+            np.divide(samples[usable], seconds[usable], out=ratios[filled : filled + k])
+            filled += k
+        rate = float(np.round(np.median(ratios, overwrite_input=True)))  # the same median, without a copy
+        del ratios
         if rate <= 0:
             raise UserError(f"events: offset_sample / offset_s gives no positive sample rate ({rate:g}); pass sample_rate (--sample-rate)")
-        row = _rate_disagreement(samples, seconds, rate)
-        if row is not None:
+        found = _rate_disagreement(events, rate)
+        if found is not None:
+            row, sample, second = found
             raise UserError(
-                f"events row {row}: offset_sample {samples[row]:.0f} / offset_s {seconds[row]} disagrees with the "
+                f"events row {row}: offset_sample {sample:.0f} / offset_s {second} disagrees with the "
                 f"sample rate {rate:g} Hz of the other rows; expected offset_s = offset_sample / {rate:g} (fix the row, "
                 "or pass sample_rate)"
             )
@@ -244,13 +267,15 @@ def _time_columns(events: pl.DataFrame) -> list[str]:
 
 
 def _check_order(events: pl.DataFrame, onset_c: str, offset_c: str) -> None:
-    backwards = (events[offset_c].cast(pl.Float64, strict=False) < events[onset_c].cast(pl.Float64, strict=False)).fill_null(False)
-    if backwards.any():
-        row = int(backwards.arg_true()[0])
-        raise UserError(
-            f"events row {row}: {offset_c} ({events[offset_c][row]}) is before {onset_c} ({events[onset_c][row]}); "
-            f"expected {offset_c} >= {onset_c}"
-        )
+    for lo in range(0, events.height, _CHECK_ROWS):
+        part = events.slice(lo, _CHECK_ROWS)
+        backwards = (part[offset_c].cast(pl.Float64, strict=False) < part[onset_c].cast(pl.Float64, strict=False)).fill_null(False)
+        if backwards.any():
+            row = lo + int(backwards.arg_true()[0])
+            raise UserError(
+                f"events row {row}: {offset_c} ({events[offset_c][row]}) is before {onset_c} ({events[onset_c][row]}); "
+                f"expected {offset_c} >= {onset_c}"
+            )
 
 
 def _ticks(events: pl.DataFrame, time_columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
