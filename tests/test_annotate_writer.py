@@ -102,6 +102,9 @@ def test_checks_step_through_rows_alike(monkeypatch: pytest.MonkeyPatch, step: i
         "onset_s": [0.0] * n, "offset_s": [(i + 1) / 100 for i in range(n)],
     })
     assert prepare_events(frame).rate == 10_000.0
+    unusable = frame.with_columns(pl.when(pl.int_range(n) < 4).then(float("nan")).otherwise(pl.col("offset_s")).alias("offset_s"))
+    with pytest.raises(UserError, match=r"^events row 0: offset_sample 100 / offset_s nan disagrees with the sample rate 10000 Hz"):
+        prepare_events(unusable)  # the rate comes from the rows with a positive offset_s
     wrong_rate = frame.with_columns(pl.when(pl.int_range(n) == 7).then(9.0).otherwise(pl.col("offset_s")).alias("offset_s"))
     with pytest.raises(UserError, match=r"^events row 7: offset_sample 800 / offset_s 9.0 disagrees with the sample rate 10000 Hz"):
         prepare_events(wrong_rate)

@@ -209,7 +209,8 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
     if {"onset_s", "offset_s"} <= set(events.columns):
         # Recover the exact integer rate from rows that have both samples and seconds; a row that
         # disagrees with the others is named (a hand-edited row, rather than a wrong rate).
-        n_usable = int((events["offset_s"].cast(pl.Float64) > 0).sum())
+        # counted as numpy compares (a NaN offset_s is not usable; polars orders NaN above 0)
+        n_usable = sum(int(np.count_nonzero(seconds > 0)) for _, _, seconds in _offsets(events))
         if not n_usable:
             raise UserError("events: cannot infer the sample rate, every offset_s is 0; pass sample_rate (--sample-rate)")
         ratios = np.empty(n_usable)
