@@ -55,7 +55,7 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path | None]:
+def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | pl.Series | None, Path | None]:
     clips_path = args.clips
     if clips_path is None:
         events_dir = args.events if args.events.is_dir() else args.events.parent
@@ -73,7 +73,8 @@ def _corpus_clip_ids(args: argparse.Namespace) -> tuple[list[str] | None, Path |
         clips = pl.read_parquet(clips_path, columns=["clip_id"])
     except Exception as err:
         raise UserError(f"{clips_path}: cannot read clip_id ({err})") from None
-    return clips["clip_id"].cast(pl.String).to_list(), clips_path
+    # one Arrow column: a million ids as Python strings would take ~70 MB more
+    return clips["clip_id"].cast(pl.String), clips_path
 
 
 def _where(message: str, events: Path, clips: Path | None) -> str:
@@ -98,7 +99,7 @@ def _zero_length_note(n: int, events: Path, dropped: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reasonaudio.relevance import read_events, read_queries, relevance_csr, write_qrels, zero_length
+    from reasonaudio.relevance import prepare_events, read_events, read_queries, relevance_csr, write_qrels, zero_length
 
     from reasonaudio.io.outputs import check_file, check_not_an_input
     from reasonaudio.relevance.files import QRELS_PARQUET, QRELS_TSV
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         without = stats.clips_without_events
         print(f"streamed {stats.events} events in {stats.batches} batches (at most {stats.max_batch_events} events held at once)")
     else:
-        events = read_events(args.events)
+        events = read_events(args.events, engine_columns=True)
         try:
             zero = zero_length(events)
         except UserError as err:
@@ -136,19 +137,23 @@ def run(args: argparse.Namespace) -> int:
         n_zero = int(zero.sum())
         if args.drop_zero_length and n_zero:
             if clip_ids is None:  # a clip left without events stays in the corpus
-                clip_ids = events["clip_id"].cast(pl.String).unique(maintain_order=True).to_list()
+                clip_ids = events["clip_id"].cast(pl.String).unique(maintain_order=True)
             events = events.filter(pl.Series(~zero))
+        n_events = events.height
         try:
-            csr = relevance_csr(events, queries, sample_rate=args.sample_rate, clip_ids=clip_ids, threads=args.threads)
+            encoded = prepare_events(events, args.sample_rate, clip_ids)
+            del events  # the engine reads the encoded arrays: the frame's strings would only take memory
+            csr = relevance_csr(encoded, queries, threads=args.threads)
         except UserError as err:  # the engine knows rows, not files: name the file the row is in
             raise UserError(_where(str(err), args.events, clips_path)) from None
-        n_events = events.height
-        without = len(set(csr.clip_ids) - set(events["clip_id"].cast(pl.String).to_list()))
-    if not csr.clip_ids:
+        # every event's clip is in the corpus (else prepare_events refused it): the rest have none
+        without = len(encoded.clip_ids) - int(np.count_nonzero(np.bincount(encoded.clip, minlength=len(encoded.clip_ids))))
+        del encoded
+    if not len(csr.clip_ids):
         table = args.events / "events.parquet" if args.events.is_dir() and not dataset_dir else args.events
         raise UserError(f"{table}: no event rows; expected at least one event, or the corpus's clip list (--clips) "
                         "so that clips without events count for `not` queries")
-    out = write_qrels(csr.to_frame(), args.out, inputs=inputs, force=args.force)
+    out = write_qrels(csr, args.out, inputs=inputs, force=args.force)
     counts = csr.counts()
     if n_zero:
         print(_zero_length_note(n_zero, args.events, args.drop_zero_length))

@@ -61,6 +61,16 @@ def pin_writer_name(path: str | os.PathLike[str]) -> None:
             fh.truncate()
 
 
+def row_group_rows(data: bytes) -> list[int]:
+    """The number of rows of each row group of the whole parquet file `data`, read off its footer."""
+    if len(data) < 12 or data[-4:] != _MAGIC:
+        raise ValueError("not a parquet file with a plain footer")
+    length = int.from_bytes(data[-8:-4], "little")
+    if length > len(data) - 12:
+        raise ValueError(f"footer length {length} exceeds the file")
+    return _CompactReader(data[len(data) - 8 - length : -8]).row_group_rows()
+
+
 def with_writer_name(footer: bytes) -> bytes:
     """The Thrift-compact FileMetaData `footer` with its `created_by` (field 6) cut to the writer's
     first word; every other byte as it was. A footer without `created_by` is returned unchanged."""
@@ -76,6 +86,8 @@ def with_writer_name(footer: bytes) -> bytes:
 
 
 _CREATED_BY = 6  # parquet.thrift: FileMetaData.created_by
+_ROW_GROUPS = 4  # parquet.thrift: FileMetaData.row_groups
+_NUM_ROWS = 3  # parquet.thrift: RowGroup.num_rows
 
 # Thrift compact protocol type codes
 _BOOL_TRUE, _BOOL_FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(1, 13)
@@ -161,6 +173,49 @@ class _CompactReader:
                     raise ValueError("parquet footer ends inside a Thrift value")
             else:
                 self._skip(kind, False)
+
+    def _field(self, last: int) -> tuple[int, int] | None:
+        """(field id, type) of the next field of a struct, or None at its end."""
+        head = self._byte()
+        if head == 0:
+            return None
+        kind, delta = head & 0x0F, head >> 4
+        if delta:
+            return last + delta, kind
+        raw = self._varint()
+        return (raw >> 1) ^ -(raw & 1), kind  # zigzag i16
+
+    def _struct_integer(self, want: int) -> int | None:
+        """Walks one struct to its end and returns its integer field `want`, if any."""
+        value = None
+        last = 0
+        while (head := self._field(last)) is not None:
+            last, kind = head
+            if last == want and kind in (_I16, _I32, _I64):
+                raw = self._varint()
+                value = (raw >> 1) ^ -(raw & 1)  # zigzag
+            else:
+                self._skip(kind, False)
+        return value
+
+    def row_group_rows(self) -> list[int]:
+        """num_rows (RowGroup field 3) of each entry of FileMetaData.row_groups (field 4)."""
+        self.pos = 0
+        rows: list[int] = []
+        last = 0
+        while (head := self._field(last)) is not None:
+            last, kind = head
+            if last == _ROW_GROUPS and kind == _LIST:
+                head_byte = self._byte()
+                count = head_byte >> 4 if head_byte >> 4 != 15 else self._varint()
+                for _ in range(count):
+                    value = self._struct_integer(_NUM_ROWS)
+                    if value is None:
+                        raise ValueError("parquet footer: a row group without num_rows")
+                    rows.append(value)
+            else:
+                self._skip(kind, False)
+        return rows
 
     def string_field_span(self, field: int) -> tuple[int, int, int] | None:
         """(value start, value end, length-prefix start) of the top-level string `field`, or None."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Iterable, Iterator, Mapping, Sequence, Union
 
 import numpy as np
 import polars as pl
@@ -83,16 +83,31 @@ class RelevanceCSR:
 
     def to_frame(self) -> pl.DataFrame:
         """qrels rows (contract §4): query_id, clip_id, relevance = 1, relevant pairs only."""
-        query_index = np.repeat(np.arange(len(self.query_ids), dtype=np.uint32), self.counts())
-        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
-        clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
+        return self.pairs_frame(0, self.n_pairs)
+
+    def pairs_frame(self, start: int, stop: int, ids: tuple[pl.Series, pl.Series] | None = None) -> pl.DataFrame:
+        """Rows `start:stop` of `to_frame()`, made without the others (qrels are written a block
+        of pairs at a time); `ids` is `id_columns()`, made once for many blocks."""
+        queries, clips = ids if ids is not None else self.id_columns()
+        # pairs of query q are rows indptr[q]:indptr[q + 1]; clipped to the block, their counts
+        ptr = np.clip(self.indptr.astype(np.int64), start, stop)
+        query_index = np.repeat(np.arange(len(self.query_ids), dtype=np.uint32), np.diff(ptr))
         return pl.DataFrame(
             {
                 "query_id": queries.gather(query_index),
-                "clip_id": clips.gather(self.clip_indices),
-                "relevance": pl.Series("relevance", np.ones(self.n_pairs, dtype=np.int32)),
+                "clip_id": clips.gather(self.clip_indices[start:stop]),
+                "relevance": pl.Series("relevance", np.ones(stop - start, dtype=np.int32)),
             }
         )
+
+    def id_columns(self) -> tuple[pl.Series, pl.Series]:
+        """The query ids and clip ids as String Series named query_id and clip_id."""
+        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
+        if isinstance(self.clip_ids, pl.Series):
+            clips = self.clip_ids.cast(pl.String).rename("clip_id")
+        else:
+            clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
+        return queries, clips
 
 
 def positive_labels(logic: LogicLike) -> list[str]:
@@ -138,10 +153,27 @@ def _first_null_row(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[int, s
     return None
 
 
-def _rate_disagreement(samples: np.ndarray, seconds: np.ndarray, rate: float) -> int | None:
-    """The first row whose offset_sample / offset_s is not `rate` (to a microsecond), if any."""
-    off = ~np.isclose(samples / rate, seconds, rtol=0, atol=1e-6)
-    return int(np.argmax(off)) if off.any() else None
+# Rows per step of an element-wise check over every event: its temporaries stay a few MB, where
+# whole-column ones take several times the column's size (hundreds of MB at millions of events).
+_CHECK_ROWS = 1 << 20
+
+
+def _offsets(events: pl.DataFrame) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(first row, offset_sample, offset_s) as float arrays, _CHECK_ROWS rows at a time."""
+    for lo in range(0, events.height, _CHECK_ROWS):
+        part = events.slice(lo, _CHECK_ROWS)
+        yield lo, part["offset_sample"].cast(pl.Float64).to_numpy(), part["offset_s"].cast(pl.Float64).to_numpy()
+
+
+def _rate_disagreement(events: pl.DataFrame, rate: float) -> tuple[int, float, float] | None:
+    """The first row whose offset_sample / offset_s is not `rate` (to a microsecond), if any, with
+    its offset_sample and offset_s."""
+    for lo, samples, seconds in _offsets(events):
+        off = ~np.isclose(samples / rate, seconds, rtol=0, atol=1e-6)
+        if off.any():
+            k = int(np.argmax(off))
+            return lo + k, float(samples[k]), float(seconds[k])
+    return None
 
 
 def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> float:
@@ -158,12 +190,11 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
                     "leave --sample-rate out"
                 )
         if {"onset_s", "offset_s"} <= set(events.columns) and events.height:
-            samples = events["offset_sample"].cast(pl.Float64).to_numpy()
-            seconds = events["offset_s"].cast(pl.Float64).to_numpy()
-            row = _rate_disagreement(samples, seconds, rate)
-            if row is not None:
+            found = _rate_disagreement(events, rate)
+            if found is not None:
+                row, sample, second = found
                 raise UserError(
-                    f"events row {row}: offset_sample {samples[row]:.0f} / offset_s {seconds[row]} is not the sample rate "
+                    f"events row {row}: offset_sample {sample:.0f} / offset_s {second} is not the sample rate "
                     f"{sample_rate}; expected offset_s = offset_sample / {sample_rate} (leave --sample-rate out, or give "
                     "the rate the samples were counted at)"
                 )
@@ -178,18 +209,26 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
     if {"onset_s", "offset_s"} <= set(events.columns):
         # Recover the exact integer rate from rows that have both samples and seconds; a row that
         # disagrees with the others is named (a hand-edited row, rather than a wrong rate).
-        samples = events["offset_sample"].cast(pl.Float64).to_numpy()
-        seconds = events["offset_s"].cast(pl.Float64).to_numpy()
-        usable = seconds > 0
-        if not usable.any():
+        # counted as numpy compares (a NaN offset_s is not usable; polars orders NaN above 0)
+        n_usable = sum(int(np.count_nonzero(seconds > 0)) for _, _, seconds in _offsets(events))
+        if not n_usable:
             raise UserError("events: cannot infer the sample rate, every offset_s is 0; pass sample_rate (--sample-rate)")
-        rate = float(np.round(np.median(samples[usable] / seconds[usable])))
+        ratios = np.empty(n_usable)
+        filled = 0
+        for _, samples, seconds in _offsets(events):
+            usable = seconds > 0
+            k = int(usable.sum())
+            np.divide(samples[usable], seconds[usable], out=ratios[filled : filled + k])
+            filled += k
+        rate = float(np.round(np.median(ratios, overwrite_input=True)))  # the same median, without a copy
+        del ratios
         if rate <= 0:
             raise UserError(f"events: offset_sample / offset_s gives no positive sample rate ({rate:g}); pass sample_rate (--sample-rate)")
-        row = _rate_disagreement(samples, seconds, rate)
-        if row is not None:
+        found = _rate_disagreement(events, rate)
+        if found is not None:
+            row, sample, second = found
             raise UserError(
-                f"events row {row}: offset_sample {samples[row]:.0f} / offset_s {seconds[row]} disagrees with the "
+                f"events row {row}: offset_sample {sample:.0f} / offset_s {second} disagrees with the "
                 f"sample rate {rate:g} Hz of the other rows; expected offset_s = offset_sample / {rate:g} (fix the row, "
                 "or pass sample_rate)"
             )
@@ -197,8 +236,13 @@ def _rate_from_frame(events: pl.DataFrame, sample_rate: int | float | None) -> f
     raise UserError("events: onset_sample/offset_sample need a sample rate: pass sample_rate (or --sample-rate)")
 
 
-def _index_of(values: pl.Series, categories: list[str], what: str) -> np.ndarray:
-    if len(set(categories)) != len(categories):
+def _index_of(values: pl.Series, categories: list[str] | pl.Series, what: str) -> np.ndarray:
+    if isinstance(categories, pl.Series):
+        # a corpus's million ids stay one Arrow column: as Python strings they take ~70 B each
+        again = ~categories.is_first_distinct()
+        if again.any():
+            raise UserError(f"{what}: id {categories.filter(again)[0]!r} is listed twice")
+    elif len(set(categories)) != len(categories):
         seen: set[str] = set()
         dup = next(c for c in categories if c in seen or seen.add(c))  # type: ignore[func-returns-value]
         raise UserError(f"{what}: id {dup!r} is listed twice")
@@ -224,13 +268,15 @@ def _time_columns(events: pl.DataFrame) -> list[str]:
 
 
 def _check_order(events: pl.DataFrame, onset_c: str, offset_c: str) -> None:
-    backwards = (events[offset_c].cast(pl.Float64, strict=False) < events[onset_c].cast(pl.Float64, strict=False)).fill_null(False)
-    if backwards.any():
-        row = int(backwards.arg_true()[0])
-        raise UserError(
-            f"events row {row}: {offset_c} ({events[offset_c][row]}) is before {onset_c} ({events[onset_c][row]}); "
-            f"expected {offset_c} >= {onset_c}"
-        )
+    for lo in range(0, events.height, _CHECK_ROWS):
+        part = events.slice(lo, _CHECK_ROWS)
+        backwards = (part[offset_c].cast(pl.Float64, strict=False) < part[onset_c].cast(pl.Float64, strict=False)).fill_null(False)
+        if backwards.any():
+            row = lo + int(backwards.arg_true()[0])
+            raise UserError(
+                f"events row {row}: {offset_c} ({events[offset_c][row]}) is before {onset_c} ({events[onset_c][row]}); "
+                f"expected {offset_c} >= {onset_c}"
+            )
 
 
 def _ticks(events: pl.DataFrame, time_columns: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +314,8 @@ def prepare_events(
     `sample_rate`, a `sample_rate` column, or is recovered exactly from `onset_s`/`offset_s`) or
     only `onset_s`/`offset_s` (quantised to microseconds). `clip_ids` is the whole corpus, so that
     clips without events still count for queries made only of `not`; by default the clips are
-    those in `events`, in order of first appearance.
+    those in `events`, in order of first appearance. Given as a polars Series, the clip ids stay
+    one (the result's `clip_ids` is that Series), which a million-clip corpus needs.
     """
     time_columns = _time_columns(events)
     null = _first_null_row(events, ["clip_id", "label", *time_columns])
@@ -291,8 +338,11 @@ def prepare_events(
         )
     rate = _rate_from_frame(events, sample_rate) if time_columns[0] == "onset_sample" else MICROSECOND_RATE
 
+    clips: list[str] | pl.Series
     if clip_ids is None:
         clips = clip_col.unique(maintain_order=True).to_list()
+    elif isinstance(clip_ids, pl.Series):
+        clips = clip_ids.cast(pl.String).rename("clip_id")
     else:
         clips = [str(c) for c in clip_ids]
     labels = label_col.unique(maintain_order=True).to_list()

@@ -76,8 +76,9 @@ def stream_relevance_csr(
     clip carried across a batch boundary). Clips are independent, so a batch ends on a clip
     boundary; each clip's events must be contiguous in the source (as events.parquet and most
     strong-label exports are), which is checked. Clip ids and relevant pairs, the output, stay in
-    memory. Events that last zero time are kept (contract §2), or left out with `drop_zero_length`
-    (their clips stay in the corpus); either way StreamStats.zero_length counts them."""
+    memory (`clip_ids` given as a polars Series stays one, in the result too). Events that last
+    zero time are kept (contract §2), or left out with `drop_zero_length` (their clips stay in
+    the corpus); either way StreamStats.zero_length counts them."""
     require("pyarrow", "arrow", "reading an events dataset in batches")
     import pyarrow as pa
     import pyarrow.dataset as pads
@@ -111,7 +112,10 @@ def stream_relevance_csr(
 
     # clip ids live in polars columns (Arrow strings), not Python dicts: at a million clips the
     # difference is hundreds of megabytes
-    corpus = pl.DataFrame({"clip_id": pl.Series([str(c) for c in clip_ids], dtype=pl.String)}).with_row_index("g") if clip_ids is not None else None
+    corpus = None
+    if clip_ids is not None:
+        ids_column = clip_ids.cast(pl.String) if isinstance(clip_ids, pl.Series) else pl.Series([str(c) for c in clip_ids], dtype=pl.String)
+        corpus = pl.DataFrame({"clip_id": ids_column}).with_row_index("g")
     if corpus is not None and corpus["clip_id"].n_unique() != corpus.height:
         raise UserError("clip list: a clip id is listed twice")
     order = pl.Series("clip_id", [], dtype=pl.String)  # clips met so far, when no clip list is given
@@ -221,6 +225,8 @@ def stream_relevance_csr(
     c = np.concatenate(c_parts) if c_parts else np.zeros(0, np.uint32)
     sort = np.lexsort((c, q))
     indptr = np.concatenate([[0], np.cumsum(np.bincount(q, minlength=len(ids)))]).astype(np.uint64)
-    clip_list = corpus["clip_id"].to_list() if corpus is not None else order.to_list()
+    clip_list: list[str] | pl.Series = order.to_list()
+    if corpus is not None:  # as given: a Series stays one
+        clip_list = corpus["clip_id"] if isinstance(clip_ids, pl.Series) else corpus["clip_id"].to_list()
     csr = RelevanceCSR(indptr=indptr, clip_indices=c[sort].astype(np.uint32), query_ids=ids, clip_ids=clip_list)
     return csr, StreamStats(n_batches, n_events, max_held, int((~seen).sum()) if seen is not None else 0, n_zero)
