@@ -109,8 +109,8 @@ def write_store(
                 raise UserError(f"{source}: rows {start}..{stop} have dimension {block.shape[1]}, the store {state['dim']}")
             if vectors is None:
                 vectors, offset, dtype = _open_rows(root / VECTORS)
-            # written through the file, not a map: written rows then stay in the page cache, not in
-            # this process's memory (a mapped store of a million rows grew it by the whole file)
+            # written through the file, not a map: written rows then stay in the page cache, where a
+            # map would keep every row written so far resident in this process
             vectors.seek(offset + start * state["dim"] * dtype.itemsize)
             vectors.write(np.ascontiguousarray(block, dtype=dtype).tobytes())
             vectors.flush()
