@@ -300,12 +300,15 @@ def test_events_table_is_checked_at_load_and_read_when_first_used(bench: Path, t
 
 
 @pytest.mark.parametrize("rows", [3, 1 << 18])
-def test_relevance_read_from_the_file_in_slices(bench: Path, rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relevance_read_from_the_file_in_slices(bench: Path, tmp_path: Path, rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
     from reasonaudio.errors import UserError
     from reasonaudio.evaluation import run
     from reasonaudio.io.benchmark import deferred_path
 
     monkeypatch.setattr(run, "_QRELS_ROWS", rows)
+    bench = Path(shutil.copytree(bench, tmp_path / "bench"))  # damaged below
     b = load_benchmark(bench)
     assert deferred_path(b, "qrels") == bench / "qrels.parquet"  # not read by loading
     query_ids = b.queries["query_id"].to_list()
@@ -327,7 +330,7 @@ def test_relevance_read_from_the_file_in_slices(bench: Path, rows: int, monkeypa
     assert str(err.value) == f"{bench}: qrels row {k}: unknown clip_id 'clip_elsewhere'"
 
 
-def test_clip_paths_read_as_audio_paths(pristine: Path) -> None:
-    b = load_benchmark(pristine)
+def test_clip_paths_read_as_audio_paths(bench: Path) -> None:
+    b = load_benchmark(bench)
     paths = b.clip_paths()
     assert paths == b.audio_paths() and list(paths) == b.audio_paths() and len(paths) == b.clips.height
