@@ -45,7 +45,7 @@ class EvalResult:
     two_option_pairs: pl.DataFrame  # query_id, task, positive/negative ids and scores, outcome
     two_option: dict  # {"accuracy"|"picked_negative"|"tie": {task|Avg: {...}}}
     rankings: pl.DataFrame  # query_id, rank, clip_id, score, relevant (top TOP_K per query)
-    clip_ids: list[str] = field(default_factory=list)
+    clip_ids: Sequence[str] = field(default_factory=list)  # a column (`reasonaudio.io.columns.StrColumn`) from `evaluate`
     settings: dict = field(default_factory=dict)
     # Recorded so that `report` can tell one plan in several acoustic conditions from the results
     # alone, after the benchmark has moved or from another working directory, and order them.
