@@ -74,21 +74,20 @@ def _relevance(benchmark: Benchmark, query_ids: Sequence[str], clip_ids: Sequenc
     pairs as Python strings took a gigabyte); an id given twice stands for its last position."""
     queries, clips = as_column(query_ids), as_column(clip_ids)
     path = deferred_path(benchmark, "qrels")
-    pairs = (pl.scan_parquet(path) if path is not None else benchmark.qrels.lazy()).filter(pl.col("relevance") > 0).select(
-        pl.col("query_id").cast(pl.String), pl.col("clip_id").cast(pl.String)
-    )
-    # (query, clip) as one int64 key, read a slice of the qrels at a time: 8M pairs then cost one
-    # int64 array, not their ids as strings
+    source = pl.scan_parquet(path) if path is not None else benchmark.qrels.lazy()
+    # (query, clip) as one int64 key, coded a slice of the qrels' rows at a time: 8M pairs then
+    # cost one int64 array, not their ids as strings. Each slice is collected on its own (a
+    # streamed iterator reads ahead of the coding, holding the slices not yet handed over), and
+    # sliced before the filter, so that each reads only its own row groups.
     width = max(len(clip_ids), 1)
     try:
-        keys = np.empty(pairs.select(pl.len()).collect().item(), dtype=np.int64)
-        done = 0
-        # one slice collected at a time: a streamed iterator reads ahead of the coding, holding
-        # the slices it has not yet handed over
-        while done < len(keys):
-            batch = pairs.slice(done, _QRELS_ROWS).collect()
-            if batch.height == 0:
-                break
+        rows = source.select(pl.len()).collect().item()
+        keys = np.empty(rows, dtype=np.int64)
+        done = 0  # relevant pairs coded: the row numbers of the messages count those
+        for start in range(0, rows, _QRELS_ROWS):
+            batch = source.slice(start, _QRELS_ROWS).filter(pl.col("relevance") > 0).select(
+                pl.col("query_id").cast(pl.String), pl.col("clip_id").cast(pl.String)
+            ).collect()
             q, c = queries.positions(batch["query_id"]), clips.positions(batch["clip_id"])
             bad = np.flatnonzero((q < 0) | (c < 0))
             if len(bad):
@@ -98,7 +97,9 @@ def _relevance(benchmark: Benchmark, query_ids: Sequence[str], clip_ids: Sequenc
             np.multiply(q, width, out=keys[done : done + batch.height])
             keys[done : done + batch.height] += c
             done += batch.height
-    except pl.exceptions.PolarsError as err:  # a readable footer over a damaged body
+    except UserError:
+        raise
+    except Exception as err:  # a readable footer over a damaged body (polars raises several types)
         if path is None:
             raise
         raise UserError(unreadable(path, err)) from None
