@@ -334,3 +334,16 @@ def test_clip_paths_read_as_audio_paths(bench: Path) -> None:
     b = load_benchmark(bench)
     paths = b.clip_paths()
     assert paths == b.audio_paths() and list(paths) == b.audio_paths() and len(paths) == b.clips.height
+
+
+def test_a_damaged_qrels_body_is_named_by_eval(bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    copy = Path(shutil.copytree(bench, tmp_path / "bench"))
+    data = bytearray((copy / "qrels.parquet").read_bytes())
+    data[8:40] = b"\xff" * 32  # the first page's header, not the footer
+    (copy / "qrels.parquet").write_bytes(bytes(data))
+    load_benchmark(copy)  # the footer and columns are checked at load
+    code = main(["eval", str(copy), "--model", "random", "--out", str(tmp_path / "r"), "--no-figures", "--bootstrap", "0", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{copy / 'qrels.parquet'}: not a readable parquet file" in err and "Traceback" not in err, err
