@@ -297,3 +297,53 @@ def test_events_table_is_checked_at_load_and_read_when_first_used(bench: Path, t
     (copy / "events.parquet").write_bytes(b"not parquet")
     with pytest.raises(UserError, match="not a readable parquet file"):
         load_benchmark(copy)
+
+
+@pytest.mark.parametrize("rows", [3, 1 << 18])
+def test_relevance_read_from_the_file_in_slices(bench: Path, tmp_path: Path, rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from reasonaudio.errors import UserError
+    from reasonaudio.evaluation import run
+    from reasonaudio.io.benchmark import deferred_path
+
+    monkeypatch.setattr(run, "_QRELS_ROWS", rows)
+    bench = Path(shutil.copytree(bench, tmp_path / "bench"))  # damaged below
+    b = load_benchmark(bench)
+    assert deferred_path(b, "qrels") == bench / "qrels.parquet"  # not read by loading
+    query_ids = b.queries["query_id"].to_list()
+    clip_ids = b.clips["clip_id"].to_list()
+    qrels = pl.read_parquet(bench / "qrels.parquet")
+    got = run._relevance(b, query_ids, clip_ids)
+    assert [r.tolist() for r in got] == _relevance_reference(bench, qrels, query_ids, clip_ids)
+    assert deferred_path(b, "qrels") is not None  # coded from the file, never held as a table
+    assert b.qrels.equals(qrels) and deferred_path(b, "qrels") is None
+
+    relevant = qrels.filter(pl.col("relevance") > 0)
+    k = relevant.height - 1
+    damaged = relevant.with_columns(
+        pl.when(pl.int_range(pl.len()) == k).then(pl.lit("clip_elsewhere")).otherwise(pl.col("clip_id")).alias("clip_id")
+    )
+    damaged.write_parquet(bench / "qrels.parquet")
+    with pytest.raises(UserError) as err:
+        run._relevance(load_benchmark(bench), query_ids, clip_ids)
+    assert str(err.value) == f"{bench}: qrels row {k}: unknown clip_id 'clip_elsewhere'"
+
+
+def test_clip_paths_read_as_audio_paths(bench: Path) -> None:
+    b = load_benchmark(bench)
+    paths = b.clip_paths()
+    assert paths == b.audio_paths() and list(paths) == b.audio_paths() and len(paths) == b.clips.height
+
+
+def test_a_damaged_qrels_body_is_named_by_eval(bench: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    copy = Path(shutil.copytree(bench, tmp_path / "bench"))
+    data = bytearray((copy / "qrels.parquet").read_bytes())
+    data[8:40] = b"\xff" * 32  # the first page's header, not the footer
+    (copy / "qrels.parquet").write_bytes(bytes(data))
+    load_benchmark(copy)  # the footer and columns are checked at load
+    code = main(["eval", str(copy), "--model", "random", "--out", str(tmp_path / "r"), "--no-figures", "--bootstrap", "0", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{copy / 'qrels.parquet'}: not a readable parquet file" in err and "Traceback" not in err, err

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from reasonaudio.console import progress_bar as tqdm
 
     from reasonaudio.errors import UserError
+    from reasonaudio.io.columns import StrColumn
     from reasonaudio.io.embedding_store import write_store
     from reasonaudio.io.outputs import check_not_an_input
     from reasonaudio.retrieval import load_any_benchmark
@@ -45,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
     model.prepare(benchmark)
     query_ids = benchmark.queries["query_id"].cast(pl.Utf8).to_list()
     texts = benchmark.queries["text"].to_list()
-    clip_ids = benchmark.clips["clip_id"].cast(pl.Utf8).to_list()
-    paths = benchmark.audio_paths()
+    # columns, not a Python object per clip: each batch makes only its own ids and paths
+    clip_ids = StrColumn(benchmark.clips["clip_id"])
+    paths = benchmark.clip_paths()
     sides = (
         ("queries", query_ids, lambda a, b: model.encode_queries(QuerySet(query_ids[a:b], texts[a:b]))),
         ("clips", clip_ids, lambda a, b: model.encode_clips(ClipSet(clip_ids[a:b], paths[a:b]))),

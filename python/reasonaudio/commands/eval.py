@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate(
             benchmark, model, batch_size=args.search_batch, n_boot=args.bootstrap, seed=args.seed, progress=not args.quiet,
             index=args.index, device=args.device,
+            keep_vectors=not args.no_figures,  # only the t-SNE figure reads them: a normalised copy of every clip
         )
         # which weights produced these figures: repo id, resolved commit, local path, bytes (results.json)
         result.settings["weights"] = options.loaded

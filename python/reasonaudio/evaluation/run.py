@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 
 from reasonaudio.evaluation import metrics
-from reasonaudio.io.benchmark import TASKS, Benchmark, acoustic_condition
+from reasonaudio.io.benchmark import TASKS, Benchmark, acoustic_condition, deferred_path, unreadable
+from reasonaudio.io.columns import StrColumn, as_column
 from reasonaudio.errors import UserError
 from reasonaudio.retrieval.base import (
     ClipSet,
@@ -29,6 +31,7 @@ from reasonaudio.retrieval.index import deep_rank, l2_normalize, rank_scores
 log = logging.getLogger(__name__)
 
 TOP_K = 100
+_QRELS_ROWS = 1 << 18  # qrels rows coded per step
 
 
 @dataclass
@@ -42,7 +45,7 @@ class EvalResult:
     two_option_pairs: pl.DataFrame  # query_id, task, positive/negative ids and scores, outcome
     two_option: dict  # {"accuracy"|"picked_negative"|"tie": {task|Avg: {...}}}
     rankings: pl.DataFrame  # query_id, rank, clip_id, score, relevant (top TOP_K per query)
-    clip_ids: list[str] = field(default_factory=list)
+    clip_ids: Sequence[str] = field(default_factory=list)  # a column (`reasonaudio.io.columns.StrColumn`) from `evaluate`
     settings: dict = field(default_factory=dict)
     # Recorded so that `report` can tell one plan in several acoustic conditions from the results
     # alone, after the benchmark has moved or from another working directory, and order them.
@@ -65,37 +68,50 @@ def task_order(tasks: list[str]) -> list[str]:
     return known + sorted(set(tasks) - set(TASKS))
 
 
-def _relevance(benchmark: Benchmark, query_ids: list[str], clip_ids: list[str]) -> list[np.ndarray]:
-    """For each query, the sorted indices (int64) of its relevant clips. The qrels' ids are coded as
-    polars Enums of the given ids (a million-clip corpus's 8M pairs as Python strings took a
-    gigabyte); an id given twice stands for its last position."""
-    qrels = benchmark.qrels.filter(pl.col("relevance") > 0).select(
-        pl.col("query_id").cast(pl.String), pl.col("clip_id").cast(pl.String)
-    )
-
-    def codes(column: str, ids: list[str]) -> np.ndarray:
-        """Each row's position of its id in `ids` (the last where an id is given twice), -1 when absent."""
-        frame = pl.DataFrame({"id": pl.Series(ids, dtype=pl.String), "at": np.arange(len(ids), dtype=np.int64)})
-        frame = frame.unique(subset="id", keep="last", maintain_order=True)
-        code = qrels[column].cast(pl.Enum(frame["id"]), strict=False).to_physical()
-        at = frame["at"].to_numpy()
-        pos = at[code.fill_null(0).to_numpy().astype(np.int64)] if len(at) else np.zeros(len(code), np.int64)
-        pos[code.is_null().to_numpy()] = -1
-        return pos
-
-    q, c = codes("query_id", query_ids), codes("clip_id", clip_ids)
-    bad = np.flatnonzero((q < 0) | (c < 0))
-    if len(bad):
-        row = int(bad[0])
-        if q[row] < 0:
-            raise UserError(f"{benchmark.root}: qrels row {row}: unknown query_id {qrels['query_id'][row]!r}")
-        raise UserError(f"{benchmark.root}: qrels row {row}: unknown clip_id {qrels['clip_id'][row]!r}")
+def _relevance(benchmark: Benchmark, query_ids: Sequence[str], clip_ids: Sequence[str]) -> list[np.ndarray]:
+    """For each query, the sorted indices (int64) of its relevant clips. The qrels' ids are mapped to
+    positions by binary search of the sorted ids, a slice of rows at a time (a million-clip corpus's 8M
+    pairs as Python strings took a gigabyte); an id given twice stands for its last position."""
+    queries, clips = as_column(query_ids), as_column(clip_ids)
+    path = deferred_path(benchmark, "qrels")
+    source = pl.scan_parquet(path) if path is not None else benchmark.qrels.lazy()
+    # (query, clip) as one int64 key, coded a slice of the qrels' rows at a time: 8M pairs then
+    # cost one int64 array, not their ids as strings. Each slice is collected on its own (a
+    # streamed iterator reads ahead of the coding, holding the slices not yet handed over), and
+    # sliced before the filter, so that each reads only its own row groups.
     width = max(len(clip_ids), 1)
-    keys = np.unique(q * width + c)
-    del q, c
+    try:
+        rows = source.select(pl.len()).collect().item()
+        keys = np.empty(rows, dtype=np.int64)
+        done = 0  # relevant pairs coded: the row numbers of the messages count those
+        for start in range(0, rows, _QRELS_ROWS):
+            batch = source.slice(start, _QRELS_ROWS).filter(pl.col("relevance") > 0).select(
+                pl.col("query_id").cast(pl.String), pl.col("clip_id").cast(pl.String)
+            ).collect()
+            q, c = queries.positions(batch["query_id"]), clips.positions(batch["clip_id"])
+            bad = np.flatnonzero((q < 0) | (c < 0))
+            if len(bad):
+                row = int(bad[0])
+                what = "query_id" if q[row] < 0 else "clip_id"
+                raise UserError(f"{benchmark.root}: qrels row {done + row}: unknown {what} {batch[what][row]!r}")
+            np.multiply(q, width, out=keys[done : done + batch.height])
+            keys[done : done + batch.height] += c
+            done += batch.height
+    except UserError:
+        raise
+    except Exception as err:  # a readable footer over a damaged body (polars raises several types)
+        if path is None:
+            raise
+        raise UserError(unreadable(path, err)) from None
+    keys = keys[:done]
+    keys.sort()
+    if len(keys) > 1:
+        first = np.concatenate(([True], keys[1:] != keys[:-1]))
+        if not first.all():  # a pair listed twice
+            keys = keys[first]
     ends = np.searchsorted(keys, np.arange(len(query_ids) + 1, dtype=np.int64) * width, "left")
-    clips = keys % width
-    return [clips[ends[i] : ends[i + 1]] for i in range(len(query_ids))]
+    np.remainder(keys, width, out=keys)
+    return [keys[ends[i] : ends[i + 1]] for i in range(len(query_ids))]
 
 
 def _warn_degenerate(vectors: np.ndarray, what: str) -> None:
@@ -125,7 +141,8 @@ def evaluate(
     "ivf" or "hnsw" (`reasonaudio.retrieval.approximate`: approximate heads; the settings record
     the index and its recall of the exact top k)."""
     queries = QuerySet(benchmark.queries["query_id"].cast(pl.Utf8).to_list(), benchmark.queries["text"].to_list())
-    clips = ClipSet(benchmark.clips["clip_id"].cast(pl.Utf8).to_list(), benchmark.audio_paths())
+    # the clip side as columns, not Python objects per clip: ids and paths are made as they are used
+    clips = ClipSet(StrColumn(benchmark.clips["clip_id"]), benchmark.clip_paths())
     tasks = benchmark.queries["task"].to_list()
     if not queries.ids:
         raise UserError(f"{benchmark.root}: the benchmark has no queries")
@@ -163,7 +180,7 @@ def evaluate(
     first_ranks: list[np.ndarray] = []
     ranking_parts = []
     top = min(TOP_K, n_clips)
-    clip_ids_arr = np.asarray(clips.ids, dtype=object)
+    clip_ids = as_column(clips.ids)
     for start, scores, ranking, *located in batches:
         b = ranking.shape[0]
         # membership per row, not a [batch, corpus] mask: bounded whatever the corpus size
@@ -184,7 +201,7 @@ def evaluate(
                 {
                     "query_id": np.repeat(np.asarray(queries.ids[start : start + b], dtype=object), top).tolist(),
                     "rank": np.tile(np.arange(1, top + 1, dtype=np.int32), b),
-                    "clip_id": clip_ids_arr[ranking[:, :top]].ravel().tolist(),
+                    "clip_id": clip_ids.gather(ranking[:, :top]),
                     "score": scores[:, :top].astype(np.float32).ravel(),
                     "relevant": hits[:, :top].ravel(),
                 }
@@ -198,20 +215,16 @@ def evaluate(
     )
 
     # two-option test: the same scores the ranking used
-    q_index = {q: i for i, q in enumerate(queries.ids)}
-    c_index = {c: i for i, c in enumerate(clips.ids)}
     mc = benchmark.mc
-    pos_rows, neg_rows, query_rows, mc_tasks = [], [], [], []
-    for row, (qid, pos, neg) in enumerate(
-        zip(mc["query_id"].to_list(), mc["positive_clip_id"].to_list(), mc["negative_clip_id"].to_list())
-    ):
-        for what, key, table in (("query_id", qid, q_index), ("positive_clip_id", pos, c_index), ("negative_clip_id", neg, c_index)):
-            if key not in table:
-                raise UserError(f"{benchmark.root / 'mc.parquet'}: row {row}: unknown {what} {key!r}")
-        query_rows.append(q_index[qid])
-        pos_rows.append(c_index[pos])
-        neg_rows.append(c_index[neg])
-        mc_tasks.append(tasks[q_index[qid]])
+    columns = (("query_id", as_column(queries.ids)), ("positive_clip_id", clip_ids), ("negative_clip_id", clip_ids))
+    found = [table.positions(mc[what].cast(pl.String)) for what, table in columns]
+    bad = np.flatnonzero(np.logical_or.reduce([f < 0 for f in found])) if mc.height else []
+    if len(bad):
+        row = int(bad[0])
+        what = next(what for (what, _), f in zip(columns, found) if f[row] < 0)
+        raise UserError(f"{benchmark.root / 'mc.parquet'}: row {row}: unknown {what} {mc[what][row]!r}")
+    query_rows, pos_rows, neg_rows = found
+    mc_tasks = [tasks[i] for i in query_rows.tolist()]
     query_rows_a = np.asarray(query_rows, dtype=np.int64)
     if ranker is not None:
         pos_scores = ranker.pair_scores(query_rows_a, np.asarray(pos_rows, dtype=np.int64))

@@ -8,7 +8,7 @@ missing by file and column; deeper checks of the guarantees live in `reasonaudio
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ import polars as pl
 
 from reasonaudio.contract import FORMAT_VERSION, MANIFEST_KEYS, TABLE_COLUMNS, TASKS  # noqa: F401  (re-exported)
 from reasonaudio.errors import UserError
+from reasonaudio.io.columns import PathColumn
 from reasonaudio.io.jsonfile import read_json
 
 
@@ -60,7 +61,7 @@ def check_table(path: Path, required: tuple[str, ...]) -> None:
     try:
         names = list(pl.read_parquet_schema(path))
     except Exception as err:  # polars raises several error types for corrupt files
-        raise UserError(_unreadable(path, err)) from None
+        raise UserError(unreadable(path, err)) from None
     missing = [c for c in required if c not in names]
     if missing:
         raise UserError(f"{path}: missing column(s) {', '.join(missing)}; found {', '.join(names)}")
@@ -72,10 +73,10 @@ def read_table(path: Path, required: tuple[str, ...]) -> pl.DataFrame:
     try:
         return pl.read_parquet(path)
     except Exception as err:  # a readable footer over a damaged body
-        raise UserError(_unreadable(path, err)) from None
+        raise UserError(unreadable(path, err)) from None
 
 
-def _unreadable(path: Path, err: Exception) -> str:
+def unreadable(path: Path, err: Exception) -> str:
     return f"{path}: not a readable parquet file ({err.__class__.__name__}: {err})"
 
 
@@ -143,6 +144,13 @@ class Benchmark:
             return self.audio_refs[self.clips["clip_id"].to_list().index(clip_id)]
         return self.root / rows["path"][0]
 
+    def clip_paths(self) -> Sequence[Path]:
+        """`audio_paths()` as a read-only sequence that makes each path when it is used (a million
+        `Path` objects take about 300 MB)."""
+        if self.audio_refs is not None:
+            return self.audio_refs
+        return PathColumn(self.root, self.clips["path"])
+
     def audio_paths(self) -> list[Path]:
         """One entry per clip: a path, or (Hub data with embedded audio) a reference that
         `reasonaudio.retrieval.adapters.audio.load_mono` decodes when an adapter's batch needs it."""
@@ -151,20 +159,33 @@ class Benchmark:
         return [self.root / p for p in self.clips["path"].to_list()]
 
 
-def _events(self: Benchmark) -> pl.DataFrame:
-    value = self.__dict__["_events"]
-    if isinstance(value, _Deferred):
-        value = self.__dict__["_events"] = value.read()
-    return value
+def _deferred_table(name: str) -> property:
+    key = f"_{name}"
 
+    def get(self: Benchmark) -> pl.DataFrame:
+        value = self.__dict__[key]
+        if isinstance(value, _Deferred):
+            value = self.__dict__[key] = value.read()
+        return value
 
-def _set_events(self: Benchmark, value: pl.DataFrame | _Deferred) -> None:
-    self.__dict__["_events"] = value
+    def set_(self: Benchmark, value: pl.DataFrame | _Deferred) -> None:
+        self.__dict__[key] = value
+
+    return property(get, set_, doc=f"{name}.parquet (read when first used)")
 
 
 # The events table is a benchmark's largest (5M rows at a million clips: ~400 MB) and ranking never
-# reads it, so `load_benchmark` leaves it on disk until first used.
-Benchmark.events = property(_events, _set_events, doc="events.parquet (read when first used)")  # type: ignore[assignment]
+# reads it; the qrels (8M pairs: ~200 MB as strings) are read by ranking only as codes of the ids
+# (`deferred_path`), and embedding never. So `load_benchmark` leaves both on disk until first used.
+Benchmark.events = _deferred_table("events")  # type: ignore[assignment]
+Benchmark.qrels = _deferred_table("qrels")  # type: ignore[assignment]
+
+
+def deferred_path(benchmark: Benchmark, name: str) -> Path | None:
+    """The file of a table that `load_benchmark` has checked but not yet read (None once it is read
+    or when the table was given in memory): for readers that scan only what they need of it."""
+    value = benchmark.__dict__.get(f"_{name}")
+    return value.path if isinstance(value, _Deferred) else None
 
 
 def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmark:
@@ -178,7 +199,7 @@ def load_benchmark(path: str | Path, *, metadata_only: bool = False) -> Benchmar
         if metadata_only and name in ("queries", "qrels", "mc") and not (root / f"{name}.parquet").exists():
             tables[name] = pl.DataFrame({c: [] for c in columns})
             continue
-        if name == "events":
+        if name in ("events", "qrels"):
             check_table(root / f"{name}.parquet", columns)
             tables[name] = _Deferred(root / f"{name}.parquet", columns)
             continue

@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError
+from reasonaudio.io.columns import StrColumn
 from reasonaudio.io.outputs import write_atomic
 
 VECTORS, IDS, STATE = "embeddings.npy", "ids.parquet", "state.json"
 
 
-def ids_digest(ids: list[str]) -> str:
+def ids_digest(ids: Sequence[str]) -> str:
     h = hashlib.sha256()
     for i in ids:
         h.update(i.encode("utf-8") + b"\n")
@@ -56,7 +58,7 @@ def _write_state(root: Path, state: dict) -> None:
 
 def write_store(
     root: Path,
-    ids: list[str],
+    ids: Sequence[str],
     encode: Callable[[int, int], np.ndarray],
     *,
     source: str,
@@ -87,43 +89,65 @@ def write_store(
         progress(start)
     written = 0
     vectors = None
-    while start < n:
-        stop = min(n, start + batch_rows)
-        block = np.asarray(encode(start, stop), dtype=np.float32)
-        if block.ndim != 2 or block.shape[0] != stop - start:
-            raise UserError(f"{source}: expected {stop - start} embeddings for rows {start}..{stop}, got shape {block.shape}")
-        if not np.isfinite(block).all():
-            raise UserError(f"{source}: rows {start}..{stop} contain NaN or infinite values")
-        if state is None:
-            # the shape is known once the first batch is: the file is created at its full size
-            # (sparse until written) and the ids beside it, before any row counts as done
-            root.mkdir(parents=True, exist_ok=True)
-            np.lib.format.open_memmap(root / VECTORS, mode="w+", dtype=np.float32, shape=(n, block.shape[1]))
-            pl.DataFrame({"id": ids}, schema={"id": pl.Utf8}).write_parquet(root / IDS)
-            state = {"rows": n, "dim": int(block.shape[1]), "done": 0, "source": source, "ids_sha256": digest}
+    try:
+        while start < n:
+            stop = min(n, start + batch_rows)
+            block = np.asarray(encode(start, stop), dtype=np.float32)
+            if block.ndim != 2 or block.shape[0] != stop - start:
+                raise UserError(f"{source}: expected {stop - start} embeddings for rows {start}..{stop}, got shape {block.shape}")
+            if not np.isfinite(block).all():
+                raise UserError(f"{source}: rows {start}..{stop} contain NaN or infinite values")
+            if state is None:
+                # the shape is known once the first batch is: the file is created at its full size
+                # (sparse until written) and the ids beside it, before any row counts as done
+                root.mkdir(parents=True, exist_ok=True)
+                np.lib.format.open_memmap(root / VECTORS, mode="w+", dtype=np.float32, shape=(n, block.shape[1]))
+                _id_frame(ids).write_parquet(root / IDS)
+                state = {"rows": n, "dim": int(block.shape[1]), "done": 0, "source": source, "ids_sha256": digest}
+                _write_state(root, state)
+            if block.shape[1] != state["dim"]:
+                raise UserError(f"{source}: rows {start}..{stop} have dimension {block.shape[1]}, the store {state['dim']}")
+            if vectors is None:
+                vectors, offset, dtype = _open_rows(root / VECTORS)
+            # written through the file, not a map: written rows then stay in the page cache, where a
+            # map would keep every row written so far resident in this process
+            vectors.seek(offset + start * state["dim"] * dtype.itemsize)
+            vectors.write(np.ascontiguousarray(block, dtype=dtype).tobytes())
+            vectors.flush()
+            os.fsync(vectors.fileno())
+            state["done"] = stop
             _write_state(root, state)
-        if block.shape[1] != state["dim"]:
-            raise UserError(f"{source}: rows {start}..{stop} have dimension {block.shape[1]}, the store {state['dim']}")
-        if vectors is None:
-            vectors = np.load(root / VECTORS, mmap_mode="r+")
-        vectors[start:stop] = block
-        vectors.flush()
-        state["done"] = stop
-        _write_state(root, state)
-        written += stop - start
-        start = stop
-        if progress is not None:
-            progress(start)
+            written += stop - start
+            start = stop
+            if progress is not None:
+                progress(start)
+    finally:
+        if vectors is not None:
+            vectors.close()
     if state is None:  # an empty id list: an empty, complete store
         root.mkdir(parents=True, exist_ok=True)
         np.save(root / VECTORS, np.zeros((0, 0), np.float32))
-        pl.DataFrame({"id": ids}, schema={"id": pl.Utf8}).write_parquet(root / IDS)
+        _id_frame(ids).write_parquet(root / IDS)
         _write_state(root, {"rows": 0, "dim": 0, "done": 0, "source": source, "ids_sha256": digest})
     return written
 
 
-def open_store(root: Path) -> tuple[list[str], np.ndarray]:
-    """(ids, read-only memory-mapped float32 [rows, dim]) of a complete store."""
+def _id_frame(ids: Sequence[str]) -> pl.DataFrame:
+    return pl.DataFrame({"id": ids.series if isinstance(ids, StrColumn) else ids}, schema={"id": pl.Utf8})
+
+
+def _open_rows(path: Path):
+    """(the .npy file open for writing, the offset of its first row, its dtype)."""
+    fh = open(path, "r+b")
+    version = np.lib.format.read_magic(fh)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    _, _, dtype = read_header(fh)
+    return fh, fh.tell(), np.dtype(dtype)
+
+
+def open_store(root: Path) -> tuple[StrColumn, np.ndarray]:
+    """(ids, read-only memory-mapped float32 [rows, dim]) of a complete store; the ids are a
+    read-only sequence over the ids column (`reasonaudio.io.columns.StrColumn`)."""
     root = Path(root)
     state = _state(root)
     if state["done"] != state["rows"]:
@@ -131,7 +155,7 @@ def open_store(root: Path) -> tuple[list[str], np.ndarray]:
                         "run the same `reasonaudio embed` again to finish it")
     try:
         vectors = np.load(root / VECTORS, mmap_mode="r")
-        ids = pl.read_parquet(root / IDS)["id"].to_list()
+        ids = StrColumn(pl.read_parquet(root / IDS)["id"])
     except (OSError, ValueError, pl.exceptions.PolarsError) as err:
         raise UserError(f"{root}: cannot read the embedding store ({err})") from None
     if vectors.dtype != np.float32 or vectors.ndim != 2 or vectors.shape[0] != state["rows"] or len(ids) != state["rows"]:

@@ -20,6 +20,7 @@ adapter module declares its entries beside its loaders; `reasonaudio models` lis
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,10 +44,12 @@ class QuerySet:
 
 @dataclass(frozen=True)
 class ClipSet:
-    ids: list[str]
+    # read-only sequences: `evaluate` passes columns that make each id and path when it is read
+    # (`reasonaudio.io.columns`), so that a million clips are not a million Python objects
+    ids: Sequence[str]
     # files, or for audio embedded in a Hub dataset `reasonaudio.io.hub.EmbeddedAudio` references
     # (os.PathLike) that `adapters.audio.load_mono` decodes when a batch reaches them
-    paths: list[Path]
+    paths: Sequence[Path]
 
 
 class RetrievalModel(ABC):

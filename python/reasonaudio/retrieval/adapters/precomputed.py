@@ -12,18 +12,20 @@ Id-keyed files may hold extra rows (a superset of the benchmark); every benchmar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError
+from reasonaudio.io.columns import StrColumn
 from reasonaudio.io.embedding_store import is_store, open_store
 from reasonaudio.retrieval.base import ClipSet, EmbeddingModel, ModelOptions, QuerySet
 from reasonaudio.retrieval.registry import ModelMeta
 
 
-def _load(path: Path, id_column: str) -> tuple[list[str] | None, np.ndarray]:
+def _load(path: Path, id_column: str) -> tuple[Sequence[str] | None, np.ndarray]:
     """(ids or None for positional .npy, float32 matrix)."""
     if is_store(path):
         return open_store(path)
@@ -71,7 +73,7 @@ def _load(path: Path, id_column: str) -> tuple[list[str] | None, np.ndarray]:
     return ids, matrix.astype(np.float32, copy=False)
 
 
-def _select(path: Path, ids: list[str] | None, matrix: np.ndarray, wanted: list[str], what: str) -> np.ndarray:
+def _select(path: Path, ids: Sequence[str] | None, matrix: np.ndarray, wanted: Sequence[str], what: str) -> np.ndarray:
     if ids is None:
         if matrix.shape[0] != len(wanted):
             raise UserError(
@@ -81,12 +83,13 @@ def _select(path: Path, ids: list[str] | None, matrix: np.ndarray, wanted: list[
         return matrix
     if ids == wanted:
         return matrix  # in order already: a memory-mapped store stays mapped
-    row_of = {i: r for r, i in enumerate(ids)}
-    missing = [w for w in wanted if w not in row_of]
-    if missing:
-        shown = ", ".join(repr(m) for m in missing[:5])
-        raise UserError(f"{path}: no embedding for {len(missing)} {what}_id(s), e.g. {shown}")
-    return matrix[[row_of[w] for w in wanted]]
+    wanted = StrColumn(wanted)
+    rows = StrColumn(ids).positions(wanted.series)
+    absent = np.flatnonzero(rows < 0)
+    if len(absent):
+        shown = ", ".join(repr(m) for m in wanted.gather(absent[:5]).to_list())
+        raise UserError(f"{path}: no embedding for {len(absent)} {what}_id(s), e.g. {shown}")
+    return matrix[rows]
 
 
 class PrecomputedModel(EmbeddingModel):
