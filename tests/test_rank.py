@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from reasonaudio import _core
 from reasonaudio.errors import UserError
+from reasonaudio.retrieval import index as index_module
 from reasonaudio.retrieval.index import EmbeddingRanker, l2_normalize, rank_embeddings
 
 # ---- the numpy reference (retrieval/index.py before the Rust kernel) ----------------------------
@@ -73,8 +74,18 @@ def embeddings(draw):
 
 
 @settings(max_examples=150, deadline=None)
-@given(embeddings(), st.integers(1, 70), st.integers(1, 5))
-def test_rankings_scores_and_ranks_are_bit_identical_to_the_numpy_definition(qc, depth, batch) -> None:
+@given(embeddings(), st.integers(1, 70), st.integers(1, 5), st.sampled_from([1, 2, 5, 1 << 21]))
+def test_rankings_scores_and_ranks_are_bit_identical_to_the_numpy_definition(qc, depth, batch, pairs) -> None:
+    """`pairs`: how many relevant pairs are scored per call when the first relevant clips are
+    located (a group of queries at a time); no group size may move a rank."""
+    saved, index_module._PAIRS = index_module._PAIRS, pairs
+    try:
+        _check_against_numpy(qc, depth, batch)
+    finally:
+        index_module._PAIRS = saved
+
+
+def _check_against_numpy(qc, depth: int, batch: int) -> None:
     q, c = qc
     ref_scores, ref_order = reference(q, c)
     ranker = EmbeddingRanker(q, c)
@@ -91,7 +102,7 @@ def test_rankings_scores_and_ranks_are_bit_identical_to_the_numpy_definition(qc,
     qi, ci = rng.integers(0, q.shape[0], 30), rng.integers(0, c.shape[0], 30)
     np.testing.assert_array_equal(bits(ranker.pair_scores(qi, ci)), bits(ref_scores[qi, ci]))
     # the rank of the first relevant clip, counted in the ranking pass
-    relevant = [np.unique(rng.integers(0, c.shape[0], rng.integers(0, 4))) for _ in range(q.shape[0])]
+    relevant = [np.unique(rng.integers(0, c.shape[0], rng.integers(0, 6))) for _ in range(q.shape[0])]
     located = np.concatenate([p[3] for p in ranker.rank(depth=depth, batch_size=batch, relevant=relevant)])
     for i, r in enumerate(relevant):
         expected = np.flatnonzero(np.isin(ref_order[i], r))[0] if len(r) else -1

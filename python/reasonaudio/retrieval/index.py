@@ -32,6 +32,10 @@ from reasonaudio.console import progress_bar as tqdm
 from reasonaudio import _core
 from reasonaudio.errors import UserError
 
+# relevant (query, clip) pairs scored in one call of the core when the best relevant clip of each
+# query is found: bounds that step's arrays (rows, clips, scores: 24 B a pair) whatever the corpus
+_PAIRS = 1 << 21
+
 
 def _rows(x: np.ndarray, what: str) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float32)
@@ -99,18 +103,27 @@ class EmbeddingRanker:
         among equal scores): the first relevant clip of the complete ranking."""
         rel = [np.asarray(r, dtype=np.int64) for r in relevant]
         lengths = np.array([len(r) for r in rel], dtype=np.int64)
-        flat = np.concatenate(rel) if rel else np.zeros(0, np.int64)
-        scores = self.pair_scores(np.repeat(rows, lengths), flat)
         has = lengths > 0
         best_score = np.zeros(len(rel))
         best_clip = np.zeros(len(rel), dtype=np.int64)
-        offset = 0
-        for i, r in enumerate(rel):
-            s = scores[offset : offset + len(r)]
-            offset += len(r)
-            if len(r):
-                best_score[i] = s.max()
-                best_clip[i] = r[s == best_score[i]].min()
+        # scored a group of queries at a time, up to _PAIRS pairs (or one query) each: a batch of
+        # queries that most of a ten-million-clip corpus satisfies has ~20M relevant pairs, whose
+        # row, clip and score arrays at once took ~0.5 GB
+        group_ends = np.cumsum(lengths)
+        lo = 0
+        while lo < len(rel):
+            base = int(group_ends[lo - 1]) if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(group_ends, base + _PAIRS, "right")))
+            scores = self.pair_scores(np.repeat(rows[lo:hi], lengths[lo:hi]), np.concatenate(rel[lo:hi]))
+            offset = 0
+            for i in range(lo, hi):
+                r = rel[i]
+                s = scores[offset : offset + len(r)]
+                offset += len(r)
+                if len(r):
+                    best_score[i] = s.max()
+                    best_clip[i] = r[s == best_score[i]].min()
+            lo = hi
         return has, best_score, best_clip
 
     def _rank_rows(
