@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from reasonaudio.builder import BuildConfig, build, parse_shard, shard_range
@@ -203,3 +205,56 @@ def test_a_scene_build_shards_merges_and_loads_its_plan_to_the_same_bytes(shardf
     with pytest.raises(UserError, match="render_events.parquet: missing"):
         merge([str(d) for d in dirs], tmp_path / "broken", progress=False)
     assert not (tmp_path / "broken").exists()
+
+
+def _rewrite_plan(src: Path, dst: Path, edit) -> None:
+    """`src`'s arrays, `edit(arrays)` applied, written as np.savez writes a plan."""
+    with np.load(src, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    edit(arrays)
+    np.savez(dst, **arrays)
+
+
+def test_a_loaded_plan_maps_its_file_and_checks_it(shardfixture, tmp_path: Path) -> None:
+    """A plan file's columns are memory maps of it, equal to the plan saved; a damaged column is
+    found by the fingerprint, damaged relevance by its CRC; a plan of format 1 (every clip id in
+    its header) loads to the same plan."""
+    from reasonaudio.builder import plan_build
+    from reasonaudio.builder.shard import load_plan, save_plan
+
+    config = BuildConfig(**shardfixture.SMALL)
+    plan = plan_build(config)
+    path = save_plan(plan, tmp_path / "plan.npz")
+    loaded = load_plan(path, config)
+    assert loaded.fingerprint() == plan.fingerprint() and loaded.known_fingerprint == plan.fingerprint()
+    assert all(isinstance(v, np.memmap) for v in loaded.final.values() if v.size)
+    for key, column in plan.final.items():
+        np.testing.assert_array_equal(loaded.final[key], column)
+    assert [r.tolist() for r in loaded.relevant] == [np.asarray(r).tolist() for r in plan.relevant]
+
+    def old_format(arrays) -> None:
+        meta = json.loads(bytes(arrays["meta"]).decode())
+        meta["format"] = "reasonaudio-plan/1"
+        meta["clip_ids"] = list(plan.clip_ids)
+        del meta["n_clips"]
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+
+    _rewrite_plan(path, tmp_path / "v1.npz", old_format)
+    assert load_plan(tmp_path / "v1.npz", config).fingerprint() == plan.fingerprint()
+
+    def bump(key: str):
+        def edit(arrays) -> None:
+            arrays[key] = arrays[key].copy()
+            arrays[key][len(arrays[key]) // 2] += 1
+        return edit
+
+    _rewrite_plan(path, tmp_path / "col.npz", bump("final_ev_onset"))
+    with pytest.raises(UserError, match="differ from the ones that made this plan"):
+        load_plan(tmp_path / "col.npz", config)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("relevant_clips.npy")
+    data[info.header_offset + 30 + len(info.filename) + 200] ^= 0xFF
+    (tmp_path / "rel.npz").write_bytes(bytes(data))
+    with pytest.raises(UserError, match="not a reasonaudio plan file .*CRC"):
+        load_plan(tmp_path / "rel.npz", config)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
@@ -145,6 +145,8 @@ class BuildPlan:
     hard_counts: list[int]
     seconds: float = 0.0  # how long planning (or loading the plan) took; never written to outputs
     origin: str = "planned corpus and queries"
+    # set by `load_plan`, which hashes the columns from the file (`fingerprint(columns=...)`)
+    known_fingerprint: str | None = None
     scene: object = None  # reasonaudio.scene.SceneAssets when the build has a scene (contract §5)
     draws: object = None  # reasonaudio.scene.SceneDraws of every clip
 
@@ -165,14 +167,21 @@ class BuildPlan:
         """Plan columns of clips [lo, hi), clip indices rebased to 0: all a renderer needs."""
         return plan_slice(self.final, lo, hi)
 
-    def fingerprint(self) -> str:
+    def fingerprint(self, columns: Callable[[str], Iterable[bytes]] | None = None) -> str:
         """sha256 of what decides the output: build parameters, final plans, queries and pairs;
-        shards of one benchmark must agree on it."""
+        shards of one benchmark must agree on it. `columns(key)` gives the bytes of a final column
+        where they come from elsewhere (a plan file)."""
+        if columns is None and self.known_fingerprint is not None:
+            return self.known_fingerprint
         h = hashlib.sha256()
         h.update(json.dumps(self.config.recorded(), sort_keys=True).encode())
         for key in sorted(self.final):
             h.update(key.encode())
-            h.update(np.ascontiguousarray(self.final[key]).tobytes())
+            if columns is not None:
+                for block in columns(key):
+                    h.update(block)
+            else:  # the array's own buffer, not a copy of it
+                h.update(np.ascontiguousarray(self.final[key]).view(np.uint8))
         h.update(json.dumps([self.query_ids, [s.logic for s in self.specs], self.positives, self.negatives]).encode())
         h.update(np.ascontiguousarray(self.atom_audio, dtype="<f4").tobytes())
         if self.scene is not None:
@@ -183,7 +192,7 @@ class BuildPlan:
 
 
 def plan_slice(cols: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:
-    ptr = cols["clip_event_ptr"].astype(np.int64)
+    ptr = cols["clip_event_ptr"]  # two entries read: the corpus's pointers may be a memory map
     e0, e1 = int(ptr[lo]), int(ptr[hi])
     return {
         "ev_clip": (cols["ev_clip"][e0:e1].astype(np.int64) - lo).astype(np.uint32),

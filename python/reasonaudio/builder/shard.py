@@ -43,6 +43,7 @@ from reasonaudio.console import progress_bar as tqdm
 from reasonaudio.errors import UserError
 from reasonaudio.io import storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
+from reasonaudio.io.npz import NpzMember, array_of, open_npz
 from reasonaudio.io.outputs import npz_kind, output_file
 from reasonaudio.io.parquet import write_table
 from reasonaudio.queries import QuerySpec
@@ -287,8 +288,10 @@ def _copy_files(src_fs, srcs: list[str], dst_fs, dsts: list[str], where: str) ->
 
 # --- a plan computed once, shipped to every shard ---------------------------------------------------
 
-PLAN_FORMAT = "reasonaudio-plan/1"
-PLAN_FILE = npz_kind("build plan", PLAN_FORMAT)
+PLAN_FORMAT = "reasonaudio-plan/2"
+# format 1 held every clip id in its JSON header (~20 B a clip, ~70 B a clip once decoded); it is read still
+PLAN_FORMATS = ("reasonaudio-plan/1", PLAN_FORMAT)
+PLAN_FILE = npz_kind("build plan", PLAN_FORMATS)
 
 
 def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path:
@@ -303,7 +306,7 @@ def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path
         "thresholds": list(plan.thresholds),
         "specs": [asdict(s) for s in plan.specs],
         "query_ids": plan.query_ids,
-        "clip_ids": list(plan.clip_ids),
+        "n_clips": plan.n_clips,
         "positives": plan.positives,
         "negatives": plan.negatives,
         "planned": plan.planned,
@@ -322,19 +325,24 @@ def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path
 
 def load_plan(path: str | Path, config=None):
     """The BuildPlan saved by `save_plan`; with `config`, refuses a plan made with other build
-    parameters (threads aside). The atom library is opened again and must match the plan."""
+    parameters (threads aside). The atom library is opened again and must match the plan.
+
+    The plan's arrays are memory maps of the file (`reasonaudio.io.npz`): a shard reads the pages
+    of its own clips, so its memory does not grow with the corpus. The final columns are checked
+    against the plan's fingerprint and the other arrays against their CRC-32, each read from the
+    file a chunk at a time."""
     path = Path(path)
     t0 = time.perf_counter()
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-            final = {k[len("final_"):]: z[k] for k in z.files if k.startswith("final_")}
-            indptr, clips = z["relevant_indptr"], z["relevant_clips"]
+        arrays = open_npz(path, verify={"meta", "relevant_indptr", "relevant_clips"})
+        meta = json.loads(bytes(array_of(arrays["meta"])).decode())
+        final = {k[len("final_"):]: array_of(v) for k, v in arrays.items() if k.startswith("final_")}
+        indptr, clips = array_of(arrays["relevant_indptr"]), array_of(arrays["relevant_clips"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # truncated or foreign
         raise UserError(f"{path}: not a reasonaudio plan file ({err.__class__.__name__}: {err})") from None
     if not isinstance(meta, dict):
         raise UserError(f"{path}: not a reasonaudio plan file (its header is not a JSON object)")
-    if meta.get("format") != PLAN_FORMAT:
+    if meta.get("format") not in PLAN_FORMATS:
         raise UserError(f"{path}: format {meta.get('format')!r}, expected {PLAN_FORMAT!r}")
     saved = BuildConfig(**meta["config"])
     if config is not None:
@@ -346,10 +354,12 @@ def load_plan(path: str | Path, config=None):
         saved.threads = config.threads
     library = AtomLibrary.open(saved.atoms, sample_rate=saved.sample_rate)
     audio, offsets = library.flat()
-    clip_ids = ClipIds(len(meta["clip_ids"]))
-    if clip_ids != meta["clip_ids"]:
-        raise UserError(f"{path}: not a reasonaudio plan file (its clip ids are not clip_<index>)")
-    del meta["clip_ids"]
+    if "clip_ids" in meta:  # format 1
+        clip_ids = ClipIds(len(meta["clip_ids"]))
+        if any(a != b for a, b in zip(clip_ids, meta.pop("clip_ids"))):
+            raise UserError(f"{path}: not a reasonaudio plan file (its clip ids are not clip_<index>)")
+    else:
+        clip_ids = ClipIds(int(meta["n_clips"]))
     plan = BuildPlan(
         saved, library, audio, offsets, meta["params"], meta["thresholds"], final, clip_ids,
         [QuerySpec(**s) for s in meta["specs"]], meta["query_ids"],
@@ -361,8 +371,19 @@ def load_plan(path: str | Path, config=None):
         # draws depend on (seed, clip) alone: the loaded plan renders what the planning process would
         scene_cfg = SceneConfig.from_recorded(saved.scene)
         attach_scene(plan, resolve(scene_cfg, saved.sample_rate, saved.seed, list(LabelView.of(library).labels)))
-    if plan.fingerprint() != meta["fingerprint"]:
+    stored = {k[len("final_"):]: v for k, v in arrays.items() if k.startswith("final_")}
+
+    def column_bytes(key: str):
+        item = stored[key]
+        return item.chunks() if isinstance(item, NpzMember) else [np.ascontiguousarray(item).view(np.uint8)]
+
+    try:
+        found = plan.fingerprint(column_bytes)
+    except (OSError, ValueError) as err:
+        raise UserError(f"{path}: not a reasonaudio plan file ({err.__class__.__name__}: {err})") from None
+    if found != meta["fingerprint"]:
         raise UserError(f"{path}: the atom library, scene sources or tool version differ from the ones that made this plan")
+    plan.known_fingerprint = found
     plan.seconds = time.perf_counter() - t0
     plan.origin = f"loaded the plan {path}"
     return plan

@@ -219,15 +219,17 @@ def png_kind(name: str) -> FileKind:
     return FileKind(name, ours)
 
 
-def npz_kind(name: str, fmt: str) -> FileKind:
-    """A numpy .npz whose `meta` array is JSON with "format" `fmt` (the build plan)."""
+def npz_kind(name: str, fmt: str | tuple[str, ...]) -> FileKind:
+    """A numpy .npz whose `meta` array is JSON with "format" `fmt` (one of them, for a tuple: the
+    build plan's versions)."""
+    formats = (fmt,) if isinstance(fmt, str) else fmt
 
     def ours(path: Path) -> bool:
         import numpy as np
 
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(bytes(z["meta"]).decode())
-        return isinstance(meta, dict) and meta.get("format") == fmt
+        return isinstance(meta, dict) and meta.get("format") in formats
 
     return FileKind(name, ours)
 

@@ -1,0 +1,108 @@
+"""The arrays of an .npz file as memory maps of it: a process that needs a slice of a large array
+(a shard of a ten-million-clip plan) reads that slice's pages, not the whole file.
+
+`np.load` reads an .npz member whole. `np.savez` stores its members uncompressed, each an .npy
+file whose data follows its header, so such a member is mapped where its data lies in the zip. A
+deflated member (`np.savez_compressed`) cannot be mapped and is read whole."""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip member's local file header (30 bytes)
+_CHUNK = 1 << 24
+
+
+class NpzMember:
+    """Where one stored member's array data lies in the file, and what it holds."""
+
+    def __init__(self, path: Path, name: str, offset: int, shape: tuple[int, ...], dtype: np.dtype, fortran: bool):
+        self.path, self.name, self.offset = path, name, offset
+        self.shape, self.dtype, self.fortran = shape, dtype, fortran
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def array(self) -> np.ndarray:
+        """The array, mapped copy-on-write: writing to it never changes the file."""
+        if self.nbytes == 0:
+            return np.empty(self.shape, self.dtype, order="F" if self.fortran else "C")
+        return np.memmap(self.path, self.dtype, "c", self.offset, self.shape, "F" if self.fortran else "C")
+
+    def chunks(self, size: int = _CHUNK) -> Iterator[bytes]:
+        """The array's bytes in file order, read from the file: a digest of them touches no mapped
+        page (mapped pages that were read count in the process's resident memory)."""
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            left = self.nbytes
+            while left:
+                block = fh.read(min(size, left))
+                if not block:
+                    raise ValueError(f"member {self.name!r} ends early")
+                left -= len(block)
+                yield block
+
+
+def _check_crc(fh, start: int, size: int, expected: int, name: str) -> None:
+    fh.seek(start)
+    crc, left = 0, size
+    while left:
+        block = fh.read(min(_CHUNK, left))
+        if not block:
+            raise ValueError(f"member {name!r} ends early")
+        crc = zlib.crc32(block, crc)
+        left -= len(block)
+    if crc != expected:
+        raise zipfile.BadZipFile(f"bad CRC-32 for member {name!r}")
+
+
+def open_npz(path: str | Path, *, verify: set[str] | None = None) -> dict[str, NpzMember | np.ndarray]:
+    """Each array of the .npz at `path` by name (without `.npy`): an `NpzMember` for a stored
+    member, the array itself for a deflated one (read whole, its CRC checked by zipfile). Stored
+    members named in `verify` (all of them when it is None) have their CRC-32 checked by reading
+    the file a chunk at a time; the others are for the caller to check (e.g. against a digest of
+    `NpzMember.chunks`). Raises ValueError, OSError or zipfile.BadZipFile for a file that is not a
+    well-formed .npz of plain arrays."""
+    path = Path(path)
+    out: dict[str, NpzMember | np.ndarray] = {}
+    with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+        for info in zf.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            if info.compress_type != zipfile.ZIP_STORED:
+                with zf.open(info) as member:
+                    out[name] = np.lib.format.read_array(member, allow_pickle=False)
+                continue
+            fh.seek(info.header_offset)
+            header = fh.read(_LOCAL_HEADER.size)
+            if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+                raise zipfile.BadZipFile(f"member {name!r}: no local file header")
+            *_, name_len, extra_len = _LOCAL_HEADER.unpack(header)
+            start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+            fh.seek(start)
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+            else:
+                raise ValueError(f"member {name!r}: .npy format {version} is not read here")
+            if dtype.hasobject:
+                raise ValueError(f"member {name!r} holds Python objects")
+            member = NpzMember(path, name, fh.tell(), tuple(shape), dtype, fortran)
+            if member.offset - start + member.nbytes != info.file_size:
+                raise ValueError(f"member {name!r}: {info.file_size} bytes, its header says {member.offset - start + member.nbytes}")
+            if verify is None or name in verify:
+                _check_crc(fh, start, info.file_size, info.CRC, name)
+            out[name] = member
+    return out
+
+
+def array_of(item: NpzMember | np.ndarray) -> np.ndarray:
+    return item.array() if isinstance(item, NpzMember) else item
