@@ -75,7 +75,9 @@ class EventIndex:
     def __init__(self, events: pl.DataFrame, clip_ids: list[str], sample_rate: int) -> None:
         self.n_clips = len(clip_ids)
         self.sample_rate = sample_rate
-        position = pl.DataFrame({"clip_id": clip_ids, "clip": np.arange(self.n_clips, dtype=np.int64)})
+        position = pl.DataFrame({"clip_id": clip_ids, "clip": np.arange(self.n_clips, dtype=np.int64)}, schema={"clip_id": pl.String, "clip": pl.Int64})
+        # events read with categorical ids (the validator's) join with the positions as categoricals
+        position = position.with_columns(pl.col("clip_id").cast(events.schema["clip_id"]))
         frame = events.select("clip_id", "label", "onset_sample", "offset_sample").join(position, on="clip_id", how="inner")
         frame = frame.select(
             "label",

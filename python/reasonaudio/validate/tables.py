@@ -11,7 +11,7 @@ import polars as pl
 from reasonaudio.contract import (
     BEIR_FILES,
 )
-from reasonaudio.contract import TABLE_SCHEMAS
+from reasonaudio.contract import SCENE_TABLE_SCHEMAS, TABLE_SCHEMAS
 from reasonaudio.errors import UserError
 from reasonaudio.validate.checklist import _Recorder
 
@@ -57,7 +57,70 @@ def _kind_ok(dtype: pl.DataType, kind: str) -> bool:
     raise ValueError(kind)
 
 
-def _read_tables(root: Path, rec: _Recorder) -> Tables:
+#: Columns read as categoricals by `_read_tables(coded=True)`: the ids and labels repeated over millions
+#: of event and qrels rows.
+CODED_COLUMNS = frozenset({"clip_id", "positive_clip_id", "negative_clip_id", "query_id", "atom_id", "label", "mode"})
+
+#: Of the large tables, the columns a check reads beside the required ones (counts, §5 scenes): a
+#: coded read keeps only these and the required ones (of the small tables, every column).
+_USED_COLUMNS: dict[str, frozenset[str]] = {
+    "events": frozenset({"mode", *SCENE_TABLE_SCHEMAS["events"]}),
+    "clips": frozenset({"background_start_sample", *SCENE_TABLE_SCHEMAS["clips"]}),
+    "qrels": frozenset(),
+}
+
+
+def _is_coded(dtype: pl.DataType) -> bool:
+    return isinstance(dtype, pl.Categorical)
+
+
+def _column_problems(frame: pl.DataFrame, columns: dict[str, str]) -> list[str]:
+    """What is wrong with `frame`'s required `columns` (missing, wrong kind, nulls), in their order."""
+    problems = []
+    for column, kind in columns.items():
+        if column not in frame.columns:
+            problems.append(f"missing column {column!r} (found {', '.join(frame.columns)})")
+        elif not _kind_ok(frame.schema[column], kind):
+            problems.append(f"column {column!r} has type {frame.schema[column]}, expected {kind}")
+        else:
+            nulls = frame[column].null_count()
+            if nulls:
+                rows = frame.with_row_index("_row").filter(pl.col(column).is_null())["_row"].head(3).to_list()
+                problems.append(f"column {column!r} has {nulls} null(s) (rows {', '.join(map(str, rows))})")
+    return problems
+
+
+def _read_coded(path: Path, name: str) -> pl.DataFrame | None:
+    """`path` read as `_read_tables(coded=True)` reads it: the columns some check needs, ids and
+    labels as categoricals, converted a batch of rows at a time by the streaming engine (the strings
+    of a whole column never exist at once). None when its schema lacks a required column or has a
+    wrong type, or the file cannot be read: the plain read then names the problem as it always did."""
+    columns = TABLE_SCHEMAS[name]
+    try:
+        schema = pl.read_parquet_schema(path)
+        if any(c not in schema or not _kind_ok(schema[c], k) for c, k in columns.items()):
+            return None
+        used = _USED_COLUMNS.get(name)
+        kept = [c for c in schema if used is None or c in columns or c in used]
+        # an id stored as integers is compared as its decimal string, as the plain read does
+        coded = [
+            pl.col(c).cast(pl.String).cast(pl.Categorical)
+            for c in kept
+            if c in CODED_COLUMNS and (columns.get(c) in ("str", "id") or schema[c] in (pl.String, pl.Categorical))
+        ]
+        return pl.scan_parquet(path).select(kept).with_columns(coded).collect(engine="streaming")
+    except Exception:  # polars raises several error types for corrupt files; the plain read names them
+        return None
+
+
+def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
+    """Every table of `root` that can be read, its problems recorded in `rec`.
+
+    `coded`: the id and label columns (`CODED_COLUMNS`) are read as categoricals, which hold each
+    distinct string once and a 4-byte code a row, and only the columns some check reads are kept
+    (`_USED_COLUMNS`); what the validator reads at a million clips. The frames then compare, join,
+    sort and print as the strings would, but join only with categoricals (cast a frame of strings
+    first)."""
     fatal: list[str] = []
     manifest: dict | None = None
     frames: dict[str, pl.DataFrame | None] = {}
@@ -81,31 +144,23 @@ def _read_tables(root: Path, rec: _Recorder) -> Tables:
             manifest = None
 
     for name, columns in TABLE_SCHEMAS.items():
-        path = root / f"{name}.parquet"
         frames[name] = None
+        path = root / f"{name}.parquet"
         if not path.is_file():
             msg = f"{path}: file not found"
             rec.violation("layout.files", msg)
             fatal.append(msg)
             continue
-        try:
-            frame = pl.read_parquet(path)
-        except Exception as err:  # polars raises several error types for corrupt files
-            msg = f"{path}: not a readable parquet file ({type(err).__name__}: {str(err)[:200]})"
-            rec.violation("layout.files", msg)
-            fatal.append(msg)
-            continue
-        problems = []
-        for column, kind in columns.items():
-            if column not in frame.columns:
-                problems.append(f"missing column {column!r} (found {', '.join(frame.columns)})")
-            elif not _kind_ok(frame.schema[column], kind):
-                problems.append(f"column {column!r} has type {frame.schema[column]}, expected {kind}")
-            else:
-                nulls = frame[column].null_count()
-                if nulls:
-                    rows = frame.with_row_index("_row").filter(pl.col(column).is_null())["_row"].head(3).to_list()
-                    problems.append(f"column {column!r} has {nulls} null(s) (rows {', '.join(map(str, rows))})")
+        frame = _read_coded(path, name) if coded else None
+        if frame is None:
+            try:
+                frame = pl.read_parquet(path)
+            except Exception as err:  # polars raises several error types for corrupt files
+                msg = f"{path}: not a readable parquet file ({type(err).__name__}: {str(err)[:200]})"
+                rec.violation("layout.files", msg)
+                fatal.append(msg)
+                continue
+        problems = _column_problems(frame, columns)
         for problem in problems:
             msg = f"{name}.parquet: {problem}"
             rec.violation("layout.columns", msg)
@@ -113,8 +168,9 @@ def _read_tables(root: Path, rec: _Recorder) -> Tables:
         if problems:
             continue
         # ids are compared as strings everywhere (atom ids may be integers); categoricals become strings
-        casts = [pl.col(c).cast(pl.String) for c, k in columns.items() if k in ("str", "id")]
-        frames[name] = frame.with_columns(casts)
+        # (or, read coded, categoricals of those strings)
+        casts = [pl.col(c).cast(pl.String) for c, k in columns.items() if k in ("str", "id") and not _is_coded(frame.schema[c])]
+        frames[name] = frame.with_columns(casts) if casts else frame
 
     for rel in BEIR_FILES:
         if not (root / rel).is_file():
