@@ -47,12 +47,15 @@ def _clip_codes(t: Tables) -> tuple[np.ndarray, np.ndarray, int]:
     return clip_code.astype(code), event_code, n_codes
 
 
-def _event_pairs(code: np.ndarray, event_index: np.ndarray, on: np.ndarray, off: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _event_pairs(
+    code: np.ndarray, event_index: np.ndarray, on: np.ndarray, off: np.ndarray, block: int = 1 << 20
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every unordered pair of events with the same clip `code` and different event indices, a block
     at a time: (row of the lower event_index, row of the higher, their common time in samples, negative
     = gap). The events are sorted by (clip, event_index); block d pairs each event with the one d places
     further in its clip, so the work and memory follow the pairs a block holds, never the tens of
-    millions of pairs a corpus has in all."""
+    millions of pairs a corpus has in all. A block of more than `block` pairs (the first ones hold
+    about one pair an event) comes in parts of `block`."""
     n = code.size
     # positions as 4-byte integers where they fit: the first blocks hold ~n positions each
     position = np.int32 if n < 2**31 else np.int64
@@ -64,8 +67,10 @@ def _event_pairs(code: np.ndarray, event_index: np.ndarray, on: np.ndarray, off:
         alive = alive[alive < n - d]
         alive = alive[code_s[alive + d] == code_s[alive]]  # shrinks: a clip's run holds or not
         kept = alive[index_s[alive] < index_s[alive + d]]  # equal indices are no pair (a layout fault)
-        a, b = order[kept], order[kept + d]
-        yield a, b, np.minimum(off[a], off[b]) - np.maximum(on[a], on[b])
+        for lo in range(0, kept.size, block):
+            part = kept[lo:lo + block]
+            a, b = order[part], order[part + d]
+            yield a, b, np.minimum(off[a], off[b]) - np.maximum(on[a], on[b])
         d += 1
 
 

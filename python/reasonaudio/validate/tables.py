@@ -68,6 +68,8 @@ _USED_COLUMNS: dict[str, frozenset[str]] = {
     "clips": frozenset({"background_start_sample", *SCENE_TABLE_SCHEMAS["clips"]}),
     "qrels": frozenset(),
 }
+#: Required columns that no check reads once their type and nulls are checked: a coded read drops them then.
+_CHECKED_ONLY: dict[str, tuple[str, ...]] = {"events": ("gain_db",)}
 
 
 def _is_coded(dtype: pl.DataType) -> bool:
@@ -171,6 +173,8 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
         # (or, read coded, categoricals of those strings)
         casts = [pl.col(c).cast(pl.String) for c, k in columns.items() if k in ("str", "id") and not _is_coded(frame.schema[c])]
         frames[name] = frame.with_columns(casts) if casts else frame
+        if coded:
+            frames[name] = frames[name].drop(_CHECKED_ONLY.get(name, ()))
 
     for rel in BEIR_FILES:
         if not (root / rel).is_file():
