@@ -262,3 +262,23 @@ def test_present_masks_kept_are_bounded() -> None:
         for label in labels:
             assert index.present(label).tolist() == [True, True, False]
         assert len(index._present) == EventIndex.PRESENT_KEPT
+
+
+def test_coded_tables_read_back_as_the_plain_ones(pristine: Path) -> None:
+    """Every table read coded, as strings again, is the plain read's columns it keeps; the events'
+    times in seconds, left out of the frame held, come back from `Tables.lazy`."""
+    from reasonaudio.validate.checklist import _Recorder
+    from reasonaudio.validate.tables import _read_tables
+
+    coded, plain = _read_tables(pristine, _Recorder(10), coded=True), _read_tables(pristine, _Recorder(10))
+    assert coded.fatal == plain.fatal == []
+    assert not {"onset_s", "offset_s", "gain_db"} & set(coded["events"].columns)
+
+    def as_strings(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(pl.col(c).cast(pl.String) for c, dtype in frame.schema.items() if isinstance(dtype, pl.Categorical))
+
+    for name in TABLE_SCHEMAS:
+        assert as_strings(coded[name]).equals(plain[name].select(coded[name].columns)), name
+    streamed = coded.lazy("events").collect()
+    assert as_strings(streamed).equals(plain["events"].select(streamed.columns))
+    assert plain.lazy("events").collect().equals(plain["events"])

@@ -144,7 +144,7 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
     # one streamed pass keeps the rows that break any rule (a batch of events at a time through the
     # join with the clips' lengths); each rule then picks its own from those few
     broken = (
-        events.lazy()
+        t.lazy("events")
         .select("clip_id", "event_index", "label", "onset_sample", "offset_sample", "onset_s", "offset_s")
         .with_row_index("_row")
         .join(_clip_lengths(t).lazy(), on="clip_id", how="left")

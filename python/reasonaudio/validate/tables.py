@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -26,6 +26,7 @@ class Tables:
     manifest: dict | None
     frames: dict[str, pl.DataFrame | None]
     fatal: list[str]
+    scans: dict[str, pl.LazyFrame] = field(default_factory=dict)  # tables whose frame lacks columns a streamed pass reads
 
     @property
     def sample_rate(self) -> int | None:
@@ -39,6 +40,12 @@ class Tables:
         if frame is None:
             raise KeyError(name)
         return frame
+
+    def lazy(self, name: str) -> pl.LazyFrame:
+        """The table a batch of rows at a time, with every column: the file scanned again where the
+        frame held lacks columns (`_STREAMED_ONLY`), else the frame."""
+        scan = self.scans.get(name)
+        return scan if scan is not None else self[name].lazy()
 
     def has(self, *names: str) -> bool:
         return all(self.frames.get(n) is not None for n in names)
@@ -70,6 +77,9 @@ _USED_COLUMNS: dict[str, frozenset[str]] = {
 }
 #: Required columns that no check reads once their type and nulls are checked: a coded read drops them then.
 _CHECKED_ONLY: dict[str, tuple[str, ...]] = {"events": ("gain_db",)}
+#: Columns only a streamed pass reads (`Tables.lazy`: the events' times in seconds, by the time
+#: rules): a coded read drops them from the frame it holds once checked, and the pass scans the file.
+_STREAMED_ONLY: dict[str, tuple[str, ...]] = {"events": ("onset_s", "offset_s")}
 
 
 def _is_coded(dtype: pl.DataType) -> bool:
@@ -92,25 +102,35 @@ def _column_problems(frame: pl.DataFrame, columns: dict[str, str]) -> list[str]:
     return problems
 
 
-def _read_coded(path: Path, name: str) -> pl.DataFrame | None:
-    """`path` read as `_read_tables(coded=True)` reads it: the columns some check needs, ids and
-    labels as categoricals, converted a batch of rows at a time by the streaming engine (the strings
-    of a whole column never exist at once). None when its schema lacks a required column or has a
-    wrong type, or the file cannot be read: the plain read then names the problem as it always did."""
+def _coded_scan(path: Path, name: str) -> pl.LazyFrame | None:
+    """`path` scanned as `_read_tables(coded=True)` reads it: the columns some check needs, ids and
+    labels as categoricals. None when its schema lacks a required column or has a wrong type, or
+    the file cannot be read: the plain read then names the problem as it always did."""
     columns = TABLE_SCHEMAS[name]
     try:
         schema = pl.read_parquet_schema(path)
-        if any(c not in schema or not _kind_ok(schema[c], k) for c, k in columns.items()):
-            return None
-        used = _USED_COLUMNS.get(name)
-        kept = [c for c in schema if used is None or c in columns or c in used]
-        # an id stored as integers is compared as its decimal string, as the plain read does
-        coded = [
-            pl.col(c).cast(pl.String).cast(pl.Categorical)
-            for c in kept
-            if c in CODED_COLUMNS and (columns.get(c) in ("str", "id") or schema[c] in (pl.String, pl.Categorical))
-        ]
-        return pl.scan_parquet(path).select(kept).with_columns(coded).collect(engine="streaming")
+    except Exception:  # polars raises several error types for corrupt files; the plain read names them
+        return None
+    if any(c not in schema or not _kind_ok(schema[c], k) for c, k in columns.items()):
+        return None
+    used = _USED_COLUMNS.get(name)
+    kept = [c for c in schema if used is None or c in columns or c in used]
+    # an id stored as integers is compared as its decimal string, as the plain read does
+    coded = [
+        pl.col(c).cast(pl.String).cast(pl.Categorical)
+        for c in kept
+        if c in CODED_COLUMNS and (columns.get(c) in ("str", "id") or schema[c] in (pl.String, pl.Categorical))
+    ]
+    return pl.scan_parquet(path).select(kept).with_columns(coded)
+
+
+def _read_coded(path: Path, name: str) -> pl.DataFrame | None:
+    """`path` read as `_coded_scan` gives it, converted a batch of rows at a time by the streaming
+    engine (the strings of a whole column never exist at once); None where `_coded_scan` gives None
+    or the rows cannot be read."""
+    scan = _coded_scan(path, name)
+    try:
+        return None if scan is None else scan.collect(engine="streaming")
     except Exception:  # polars raises several error types for corrupt files; the plain read names them
         return None
 
@@ -126,6 +146,7 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
     fatal: list[str] = []
     manifest: dict | None = None
     frames: dict[str, pl.DataFrame | None] = {}
+    scans: dict[str, pl.LazyFrame] = {}
     rec.get("layout.files")
     rec.get("layout.columns")
 
@@ -175,6 +196,10 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
         frames[name] = frame.with_columns(casts) if casts else frame
         if coded:
             frames[name] = frames[name].drop(_CHECKED_ONLY.get(name, ()))
+            scan = _coded_scan(path, name) if name in _STREAMED_ONLY else None
+            if scan is not None:
+                frames[name] = frames[name].drop(_STREAMED_ONLY[name])
+                scans[name] = scan
 
     for rel in BEIR_FILES:
         if not (root / rel).is_file():
@@ -186,7 +211,7 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
         rec.violation("layout.files", msg)
         fatal.append(msg)
 
-    tables = Tables(root, manifest, frames, fatal)
+    tables = Tables(root, manifest, frames, fatal, scans)
     if manifest is not None and tables.sample_rate is None:
         msg = f"{manifest_path}: sample_rate must be a positive integer, got {manifest.get('sample_rate')!r}"
         rec.violation("layout.manifest", msg)
