@@ -282,3 +282,11 @@ def test_coded_tables_read_back_as_the_plain_ones(pristine: Path) -> None:
     streamed = coded.lazy("events").collect()
     assert as_strings(streamed).equals(plain["events"].select(streamed.columns))
     assert plain.lazy("events").collect().equals(plain["events"])
+
+
+def test_tables_stored_with_categoricals_pass(bf, bench: Path) -> None:
+    """Ids, labels and other strings stored as categoricals are read as the strings they hold."""
+    bf.rewrite_table(bench, "clips", lambda f: f.with_columns(pl.col("clip_id", "path", "pattern").cast(pl.Categorical)))
+    bf.rewrite_table(bench, "events", lambda f: f.with_columns(pl.col("clip_id", "label").cast(pl.Categorical)))
+    bf.rewrite_table(bench, "qrels", lambda f: f.with_columns(pl.col("query_id").cast(pl.Categorical)))
+    assert failed(bench) == {}

@@ -190,9 +190,17 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
             fatal.append(msg)
         if problems:
             continue
-        # ids are compared as strings everywhere (atom ids may be integers); categoricals become strings
-        # (or, read coded, categoricals of those strings)
-        casts = [pl.col(c).cast(pl.String) for c, k in columns.items() if k in ("str", "id") and not _is_coded(frame.schema[c])]
+        # ids are compared as strings everywhere (atom ids may be integers); categoricals become strings,
+        # but for the coded columns of a coded read, which are categoricals of those strings (also
+        # where the plain read stood in: the tables join with one another)
+        casts = []
+        for c, k in columns.items():
+            if k not in ("str", "id"):
+                continue
+            if not (coded and c in CODED_COLUMNS):
+                casts.append(pl.col(c).cast(pl.String))
+            elif not _is_coded(frame.schema[c]):
+                casts.append(pl.col(c).cast(pl.String).cast(pl.Categorical))
         frames[name] = frame.with_columns(casts) if casts else frame
         if coded:
             frames[name] = frames[name].drop(_CHECKED_ONLY.get(name, ()))
