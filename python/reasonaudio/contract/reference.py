@@ -6,6 +6,7 @@ decision under the §3.1 margin (what the validator needs)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,32 +73,56 @@ class Truth:
 class EventIndex:
     """The events table as per-label numpy columns over clip positions, for vectorised §2 evaluation."""
 
-    def __init__(self, events: pl.DataFrame, clip_ids: list[str], sample_rate: int) -> None:
+    def __init__(self, events: pl.DataFrame, clip_ids: list[str] | pl.Series, sample_rate: int) -> None:
         self.n_clips = len(clip_ids)
         self.sample_rate = sample_rate
-        position = pl.DataFrame({"clip_id": clip_ids, "clip": np.arange(self.n_clips, dtype=np.int64)})
-        frame = events.select("clip_id", "label", "onset_sample", "offset_sample").join(position, on="clip_id", how="inner")
-        frame = frame.select(
-            "label",
-            pl.col("clip").cast(pl.Int64),
-            pl.col("onset_sample").cast(pl.Int64).alias("on"),
-            pl.col("offset_sample").cast(pl.Int64).alias("off"),
-        )
+        ids = clip_ids if isinstance(clip_ids, pl.Series) else pl.Series(clip_ids, dtype=pl.String)
+        # ids of either kind, strings or categoricals (the validator's), join with the events' kind
+        position = pl.DataFrame({"clip_id": ids.cast(events.schema["clip_id"]), "clip": np.arange(self.n_clips, dtype=np.int64)})
+        # each event's clip position (an id listed twice places its events at both) by a join of the
+        # ids alone; the times are then gathered once, grouped by label, in numpy: a join and a
+        # partition of the whole frame would hold three copies of the events at once
+        located = events.select("clip_id").with_row_index("_e").join(position, on="clip_id", how="inner", maintain_order="left")
+        row = located["_e"].to_numpy()
+        clip = located["clip"].to_numpy()
+        del located
+        label = events["label"]
+        if not isinstance(label.dtype, pl.Categorical):
+            label = label.cast(pl.String).cast(pl.Categorical)
+        by = np.argsort(label.to_physical().to_numpy()[row], kind="stable")
+        row, clip = row[by], clip[by]
+        del by
+        code = label.to_physical().to_numpy()[row]
+        starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]]) if row.size else np.zeros(0, np.int64)
+        names = label.gather(row[starts]).cast(pl.String).to_list()
+        bounds = np.r_[starts, row.size]
+        on = events["onset_sample"].cast(pl.Int64).to_numpy()[row]
+        off = events["offset_sample"].cast(pl.Int64).to_numpy()[row]
         self.by_label: dict[str, pl.DataFrame] = {
-            key[0]: part.drop("label") for key, part in frame.partition_by("label", as_dict=True).items()
+            name: pl.DataFrame({"clip": clip[lo:hi], "on": on[lo:hi], "off": off[lo:hi]}, schema={"clip": pl.Int64, "on": pl.Int64, "off": pl.Int64})
+            for name, lo, hi in zip(names, bounds[:-1], bounds[1:])
         }
-        self._present: dict[str, np.ndarray] = {}
+        self._present: OrderedDict[str, np.ndarray] = OrderedDict()
         self._empty = pl.DataFrame(schema={"clip": pl.Int64, "on": pl.Int64, "off": pl.Int64})
 
     def events(self, label: str) -> pl.DataFrame:
         return self.by_label.get(label, self._empty)
 
+    #: How many labels' `present` masks are kept: a mask takes a byte a clip (1 MB at a million
+    #: clips, hundreds of MB for every label), and a query asks again only for its own few labels.
+    PRESENT_KEPT = 32
+
     def present(self, label: str) -> np.ndarray:
-        if label not in self._present:
-            mask = np.zeros(self.n_clips, dtype=bool)
-            mask[self.events(label)["clip"].to_numpy()] = True
-            self._present[label] = mask
-        return self._present[label]
+        mask = self._present.get(label)
+        if mask is not None:
+            self._present.move_to_end(label)
+            return mask
+        mask = np.zeros(self.n_clips, dtype=bool)
+        mask[self.events(label)["clip"].to_numpy()] = True
+        self._present[label] = mask
+        if len(self._present) > self.PRESENT_KEPT:
+            self._present.popitem(last=False)
+        return mask
 
     def _any_by_clip(self, clips: np.ndarray, per_pair: np.ndarray) -> np.ndarray:
         mask = np.zeros(self.n_clips, dtype=bool)

@@ -117,7 +117,7 @@ def _validate(root: Path, margin_s: float, check_audio: bool, selection: AudioSe
     rec = _Recorder(max_examples)
     stage = progress or (lambda what: None)
     stage("reading tables")
-    t = _read_tables(root, rec)
+    t = _read_tables(root, rec, coded=True)
     _check_manifest(t, rec)
     _check_ids(t, rec)
     _check_references(t, rec)

@@ -191,7 +191,7 @@ def _check_audio(
         rec.note("audio.readable", fewer)
         clips = selection.pick(clips)
     events = t["events"].select(
-        "clip_id", "label", pl.col("onset_sample").cast(pl.Int64), pl.col("offset_sample").cast(pl.Int64)
+        pl.col("clip_id").cast(pl.String), pl.col("label").cast(pl.String), pl.col("onset_sample").cast(pl.Int64), pl.col("offset_sample").cast(pl.Int64)
     ).sort("clip_id", "onset_sample")
     ev_clip = events["clip_id"].to_numpy()
     ev_label = events["label"].to_list()
@@ -199,7 +199,7 @@ def _check_audio(
 
     from reasonaudio.console import progress_bar as tqdm
 
-    rows = clips.select("clip_id", "path", "duration_s")
+    rows = clips.select(pl.col("clip_id").cast(pl.String), "path", "duration_s")
     ids = rows["clip_id"].to_numpy()
     lo_all, hi_all = np.searchsorted(ev_clip, ids, "left"), np.searchsorted(ev_clip, ids, "right")
 

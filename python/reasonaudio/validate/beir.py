@@ -130,7 +130,7 @@ def _corpus_is_clips(path: Path, clips: pl.DataFrame) -> bool:
     fields = [name for name, dtype in corpus.schema.items() if name != "_id" and dtype == pl.String]
     if not fields:
         return False
-    paired = corpus.with_columns(clips.select(pl.col("clip_id").alias("_clip"), pl.col("path").alias("_path")))
+    paired = corpus.with_columns(clips.select(pl.col("clip_id").cast(pl.String).alias("_clip"), pl.col("path").alias("_path")))
     return paired.select(
         (pl.col("_id") == pl.col("_clip")).all() & pl.any_horizontal(pl.col(f) == pl.col("_path") for f in fields).fill_null(False).all()
     ).item()
@@ -148,7 +148,9 @@ def _tsv_is_parquet(path: Path, truth: pl.DataFrame) -> bool:
         if tsv.select(pl.len()).collect(engine="streaming").item() != truth.height:
             return False
         query, clip, score = BEIR_QRELS_HEADER.split("\t")
-        beside = pl.concat([tsv.select(pl.col(query).alias("_q"), pl.col(clip).alias("_c"), pl.col(score).alias("_s")), truth.lazy()], how="horizontal")
+        # the lines' ids take the type of qrels.parquet's (categoricals, read coded), a batch at a time
+        ids = pl.col(query).cast(truth.schema["query_id"]).alias("_q"), pl.col(clip).cast(truth.schema["clip_id"]).alias("_c")
+        beside = pl.concat([tsv.select(*ids, pl.col(score).alias("_s")), truth.lazy()], how="horizontal")
         same = beside.select(
             pl.col("_s").str.contains(r"^-?\d+$").all()
             & (
@@ -167,6 +169,7 @@ def _compare_qrels_tsv(body: list[str], truth: pl.DataFrame, rec: _Recorder) -> 
     """test.tsv's rows (`body`: the lines after the header) against `truth` (qrels.parquet's pairs and scores), as frames: a
     corpus's millions of pairs are compared by joins, not one Python tuple each."""
     name = "beir.qrels"
+    truth = truth.with_columns(pl.col("query_id", "clip_id").cast(pl.String))
 
     def report(frame: pl.DataFrame, message) -> None:
         for row in frame.head(rec.max_examples).iter_rows(named=True):

@@ -34,34 +34,43 @@ def _clip_codes(t: Tables) -> tuple[np.ndarray, np.ndarray, int]:
     clip_code = code_of(t["clips"]).to_numpy()
     located = code_of(t["events"])
     n_codes = ids.height
+    # 4-byte codes where they fit (a code is at most the number of clip and event rows)
+    code = np.int32 if t["clips"].height + t["events"].height < 2**31 else np.int64
     if located.null_count():
         orphan = located.is_null().to_numpy()
         extra = t["events"].select(pl.col("clip_id").filter(pl.Series(orphan)).rank("dense").cast(pl.Int64) - 1)["clip_id"].to_numpy()
-        event_code = located.fill_null(0).to_numpy().astype(np.int64)
+        event_code = located.fill_null(0).to_numpy().astype(code)
         event_code[orphan] = n_codes + extra
         n_codes += int(extra.max()) + 1
     else:
-        event_code = located.to_numpy().astype(np.int64)
-    return clip_code.astype(np.int64), event_code, n_codes
+        event_code = located.to_numpy().astype(code)
+    return clip_code.astype(code), event_code, n_codes
 
 
-def _event_pairs(code: np.ndarray, event_index: np.ndarray, on: np.ndarray, off: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _event_pairs(
+    code: np.ndarray, event_index: np.ndarray, on: np.ndarray, off: np.ndarray, block: int = 1 << 20
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Every unordered pair of events with the same clip `code` and different event indices, a block
     at a time: (row of the lower event_index, row of the higher, their common time in samples, negative
     = gap). The events are sorted by (clip, event_index); block d pairs each event with the one d places
     further in its clip, so the work and memory follow the pairs a block holds, never the tens of
-    millions of pairs a corpus has in all."""
-    order = np.lexsort((event_index, code))
+    millions of pairs a corpus has in all. A block of more than `block` pairs (the first ones hold
+    about one pair an event) comes in parts of `block`."""
+    n = code.size
+    # positions as 4-byte integers where they fit: the first blocks hold ~n positions each
+    position = np.int32 if n < 2**31 else np.int64
+    order = np.lexsort((event_index, code)).astype(position)
     code_s, index_s = code[order], event_index[order]
-    n = order.size
-    alive = np.arange(max(n - 1, 0))
+    alive = np.arange(max(n - 1, 0), dtype=position)
     d = 1
     while alive.size:
-        alive = alive[alive + d < n]
+        alive = alive[alive < n - d]
         alive = alive[code_s[alive + d] == code_s[alive]]  # shrinks: a clip's run holds or not
         kept = alive[index_s[alive] < index_s[alive + d]]  # equal indices are no pair (a layout fault)
-        a, b = order[kept], order[kept + d]
-        yield a, b, np.minimum(off[a], off[b]) - np.maximum(on[a], on[b])
+        for lo in range(0, kept.size, block):
+            part = kept[lo:lo + block]
+            a, b = order[part], order[part + d]
+            yield a, b, np.minimum(off[a], off[b]) - np.maximum(on[a], on[b])
         d += 1
 
 
@@ -135,7 +144,7 @@ def _check_events(t: Tables, rec: _Recorder, margin_s: float) -> None:
     # one streamed pass keeps the rows that break any rule (a batch of events at a time through the
     # join with the clips' lengths); each rule then picks its own from those few
     broken = (
-        events.lazy()
+        t.lazy("events")
         .select("clip_id", "event_index", "label", "onset_sample", "offset_sample", "onset_s", "offset_s")
         .with_row_index("_row")
         .join(_clip_lengths(t).lazy(), on="clip_id", how="left")

@@ -57,7 +57,7 @@ def _check_relevance(t: Tables, rec: _Recorder, margin_s: float, parsed: dict[st
             rec.skip(n, "needs events, clips and queries tables and the manifest sample_rate")
         return
     sr = t.sample_rate
-    clip_ids = t["clips"]["clip_id"].to_list()
+    clip_ids = t["clips"]["clip_id"]  # a Series: a million Python strings would take ~70 MB
     index = EventIndex(t["events"], clip_ids, sr)
     slack = 2 * margin_s * sr
 
@@ -158,6 +158,7 @@ def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected: np.n
         canon = t["clips"].select("clip_id").join(first, on="clip_id", how="left", maintain_order="left")["_at"].to_numpy().astype(np.int64)
         expected = expected // n * n + canon[expected % n]
     ordinals = pl.DataFrame({"query_id": queries, "_q": np.arange(len(queries), dtype=np.int64)}, schema={"query_id": pl.String, "_q": pl.Int64})
+    ordinals = ordinals.with_columns(pl.col("query_id").cast(qrels.schema["query_id"]))
     # each row's pair as its integer; -2: a query not evaluated, -1: a clip_id clips.parquet lacks. The
     # streaming engine joins a batch of rows at a time (tens of MB where the joined frame takes ~1 GB)
     listed_key = (
@@ -173,7 +174,7 @@ def _compare_qrels(t: Tables, rec: _Recorder, queries: list[str], expected: np.n
     is_extra = (listed_key != -2) & ~_within(listed_key, expected)
     names = np.asarray(queries, dtype=object)
     missing = pl.DataFrame(
-        {"query_id": names[expected[is_missing] // n].tolist(), "clip_id": t["clips"]["clip_id"].gather(expected[is_missing] % n)},
+        {"query_id": names[expected[is_missing] // n].tolist(), "clip_id": t["clips"]["clip_id"].gather(expected[is_missing] % n).cast(pl.String)},
         schema={"query_id": pl.String, "clip_id": pl.String},
     ).sort("query_id", "clip_id")
     extra = qrels.with_row_index("_row").filter(pl.Series(is_extra)).sort("query_id", "clip_id")

@@ -314,7 +314,7 @@ def _check_scene(t: Tables, rec: _Recorder, margin_s: float, selection: AudioSel
         rec.note("scene.snr", f"tightest event: {worst:+.3f} dB from its clip's background_snr_db")
     se = frames.get("scene_events")
     if se is not None and with_bed.height:
-        joined = se.join(clips.select("clip_id", "background_snr_db"), on="clip_id").filter(pl.col("background_snr_db").is_not_null())
+        joined = se.join(clips.select(pl.col("clip_id").cast(se.schema["clip_id"]), "background_snr_db"), on="clip_id").filter(pl.col("background_snr_db").is_not_null())
         bad = joined.filter(pl.col("snr_db") < pl.col("background_snr_db"))
         for r in bad.head(3).iter_rows(named=True):
             rec.violation("scene.snr", f"scene_events.parquet: clip {r['clip_id']}, event {r['event_index']} rendered at {r['snr_db']} dB < {r['background_snr_db']}")
