@@ -336,7 +336,8 @@ def load_plan(path: str | Path, config=None):
     try:
         arrays = open_npz(path, verify={"meta", "relevant_indptr", "relevant_clips"})
         meta = json.loads(bytes(array_of(arrays["meta"])).decode())
-        final = {k[len("final_"):]: array_of(v) for k, v in arrays.items() if k.startswith("final_")}
+        stored = {k[len("final_"):]: v for k, v in arrays.items() if k.startswith("final_")}
+        final = {k: array_of(v) for k, v in stored.items()}
         indptr, clips = array_of(arrays["relevant_indptr"]), array_of(arrays["relevant_clips"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:  # truncated or foreign
         raise UserError(f"{path}: not a reasonaudio plan file ({err.__class__.__name__}: {err})") from None
@@ -371,8 +372,6 @@ def load_plan(path: str | Path, config=None):
         # draws depend on (seed, clip) alone: the loaded plan renders what the planning process would
         scene_cfg = SceneConfig.from_recorded(saved.scene)
         attach_scene(plan, resolve(scene_cfg, saved.sample_rate, saved.seed, list(LabelView.of(library).labels)))
-    stored = {k[len("final_"):]: v for k, v in arrays.items() if k.startswith("final_")}
-
     def column_bytes(key: str):
         item = stored[key]
         return item.chunks() if isinstance(item, NpzMember) else [np.ascontiguousarray(item).view(np.uint8)]

@@ -40,25 +40,25 @@ class NpzMember:
         """The array's bytes in file order, read from the file: a digest of them touches no mapped
         page (mapped pages that were read count in the process's resident memory)."""
         with open(self.path, "rb") as fh:
-            fh.seek(self.offset)
-            left = self.nbytes
-            while left:
-                block = fh.read(min(size, left))
-                if not block:
-                    raise ValueError(f"member {self.name!r} ends early")
-                left -= len(block)
-                yield block
+            yield from _read_span(fh, self.offset, self.nbytes, self.name, size)
+
+
+def _read_span(fh, start: int, size: int, name: str, chunk: int = _CHUNK) -> Iterator[bytes]:
+    """`size` bytes of `fh` from `start`, `chunk` bytes at a time."""
+    fh.seek(start)
+    left = size
+    while left:
+        block = fh.read(min(chunk, left))
+        if not block:
+            raise ValueError(f"member {name!r} ends early")
+        left -= len(block)
+        yield block
 
 
 def _check_crc(fh, start: int, size: int, expected: int, name: str) -> None:
-    fh.seek(start)
-    crc, left = 0, size
-    while left:
-        block = fh.read(min(_CHUNK, left))
-        if not block:
-            raise ValueError(f"member {name!r} ends early")
+    crc = 0
+    for block in _read_span(fh, start, size, name):
         crc = zlib.crc32(block, crc)
-        left -= len(block)
     if crc != expected:
         raise zipfile.BadZipFile(f"bad CRC-32 for member {name!r}")
 

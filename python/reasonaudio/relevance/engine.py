@@ -102,12 +102,14 @@ class RelevanceCSR:
 
     def id_columns(self) -> tuple[pl.Series, pl.Series]:
         """The query ids and clip ids as String Series named query_id and clip_id."""
-        queries = pl.Series("query_id", self.query_ids, dtype=pl.String)
-        if isinstance(self.clip_ids, pl.Series):
-            clips = self.clip_ids.cast(pl.String).rename("clip_id")
-        else:
-            clips = pl.Series("clip_id", self.clip_ids, dtype=pl.String)
-        return queries, clips
+        return pl.Series("query_id", self.query_ids, dtype=pl.String), id_series(self.clip_ids, "clip_id")
+
+
+def id_series(ids: Sequence[str] | pl.Series, name: str) -> pl.Series:
+    """`ids` as a String Series named `name`: a Series (a corpus's million ids) stays one column."""
+    if isinstance(ids, pl.Series):
+        return ids.cast(pl.String).rename(name)
+    return pl.Series(name, [str(c) for c in ids], dtype=pl.String)
 
 
 def positive_labels(logic: LogicLike) -> list[str]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
-import io
 from typing import Any, Iterator, Sequence
 
 import polars as pl

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 from reasonaudio.errors import UserError, require
-from reasonaudio.relevance.engine import EventArrays, LogicLike, RelevanceCSR, _query_columns, _rate_from_frame, prepare_events, relevance_csr, zero_length
+from reasonaudio.relevance.engine import EventArrays, LogicLike, RelevanceCSR, _query_columns, _rate_from_frame, id_series, prepare_events, relevance_csr, zero_length
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,7 @@ def stream_relevance_csr(
     # difference is hundreds of megabytes
     corpus = None
     if clip_ids is not None:
-        ids_column = clip_ids.cast(pl.String) if isinstance(clip_ids, pl.Series) else pl.Series([str(c) for c in clip_ids], dtype=pl.String)
-        corpus = pl.DataFrame({"clip_id": ids_column}).with_row_index("g")
+        corpus = pl.DataFrame(id_series(clip_ids, "clip_id")).with_row_index("g")
     if corpus is not None and corpus["clip_id"].n_unique() != corpus.height:
         raise UserError("clip list: a clip id is listed twice")
     order = pl.Series("clip_id", [], dtype=pl.String)  # clips met so far, when no clip list is given

@@ -128,7 +128,10 @@ def _read_coded(path: Path, name: str) -> pl.DataFrame | None:
     """`path` read as `_coded_scan` gives it, converted a batch of rows at a time by the streaming
     engine (the strings of a whole column never exist at once); None where `_coded_scan` gives None
     or the rows cannot be read."""
-    scan = _coded_scan(path, name)
+    return _collect_coded(_coded_scan(path, name))
+
+
+def _collect_coded(scan: pl.LazyFrame | None) -> pl.DataFrame | None:
     try:
         return None if scan is None else scan.collect(engine="streaming")
     except Exception:  # polars raises several error types for corrupt files; the plain read names them
@@ -174,7 +177,8 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
             rec.violation("layout.files", msg)
             fatal.append(msg)
             continue
-        frame = _read_coded(path, name) if coded else None
+        scan = _coded_scan(path, name) if coded else None
+        frame = _collect_coded(scan)
         if frame is None:
             try:
                 frame = pl.read_parquet(path)
@@ -204,8 +208,7 @@ def _read_tables(root: Path, rec: _Recorder, *, coded: bool = False) -> Tables:
         frames[name] = frame.with_columns(casts) if casts else frame
         if coded:
             frames[name] = frames[name].drop(_CHECKED_ONLY.get(name, ()))
-            scan = _coded_scan(path, name) if name in _STREAMED_ONLY else None
-            if scan is not None:
+            if scan is not None and name in _STREAMED_ONLY:
                 frames[name] = frames[name].drop(_STREAMED_ONLY[name])
                 scans[name] = scan
 
