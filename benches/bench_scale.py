@@ -387,6 +387,8 @@ def main() -> None:
         n, q, s, scratch = args.child
         plan_child(int(n), int(q), int(s), scratch)
         return
+    if args.dir:
+        Path(args.dir).mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="ra-scale-", dir=args.dir))
     rows = []
     try:

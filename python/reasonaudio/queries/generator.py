@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence, overload
+from typing import Iterable, Sequence, overload
 
 import numpy as np
 
@@ -81,9 +81,9 @@ class ClipViews(Sequence[ClipView]):
             raise IndexError(i)
         return self._view(i % len(self))
 
-    def with_pattern(self, pattern: str) -> np.ndarray:
-        """Indices (int64) of the clips of `pattern`, ascending."""
-        return np.flatnonzero(self._overlap == PATTERNS.index(pattern)).astype(np.int64)
+    def with_pattern(self, pattern: str, excluded: Iterable[int] = ()) -> "PatternClips":
+        """The clips of `pattern`, less `excluded`, in clip order (see `PatternClips`)."""
+        return PatternClips(self._overlap, PATTERNS.index(pattern), excluded)
 
     def cooccurrence(self, n_labels: int, chunk: int = 65_536) -> np.ndarray:
         """Whether two labels share a clip anywhere, as an n_labels x n_labels bool matrix (chunked
@@ -97,6 +97,56 @@ class ClipViews(Sequence[ClipView]):
             incidence[rows, self._atom[e0:e1].astype(np.int64)] = 1.0
             counts += incidence.T @ incidence
         return counts > 0
+
+
+class PatternClips(Sequence[int]):
+    """The indices of the clips whose pattern flag is `flag`, less those taken out, ascending, read
+    by position. It holds a count per block of clips and the clips taken out, not every index: an
+    index array of a pattern takes 8 B a clip of the corpus. Position k costs one block's scan."""
+
+    def __init__(self, flags: np.ndarray, flag: int, excluded: Iterable[int] = (), block: int = 1 << 16):
+        self._flags, self._flag, self._block = flags, flag, block
+        self._out = np.unique(np.fromiter(excluded, dtype=np.int64))  # sorted, any pattern
+        self._counts = np.array(
+            [np.count_nonzero(self._mask(lo)) for lo in range(0, len(flags), block)], dtype=np.int64
+        )
+        self._ends = np.cumsum(self._counts)
+
+    def _mask(self, lo: int) -> np.ndarray:
+        """Whether each clip of the block at `lo` is one of these clips."""
+        mask = np.asarray(self._flags[lo : lo + self._block]) == self._flag
+        out = self._out[np.searchsorted(self._out, lo) : np.searchsorted(self._out, lo + len(mask))]
+        mask[out - lo] = False
+        return mask
+
+    def __len__(self) -> int:
+        return int(self._ends[-1]) if len(self._ends) else 0
+
+    @overload
+    def __getitem__(self, k: int) -> int: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[int]: ...
+
+    def __getitem__(self, k: int | slice) -> int | list[int]:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        k = int(k)
+        if not -len(self) <= k < len(self):
+            raise IndexError(k)
+        k %= len(self)
+        b = int(np.searchsorted(self._ends, k, side="right"))
+        lo = b * self._block
+        before = int(self._ends[b - 1]) if b else 0
+        return lo + int(np.flatnonzero(self._mask(lo))[k - before])
+
+    def pop(self, k: int) -> int:
+        """Takes out the clip at position `k` and gives its index (as `list.pop(k)` would)."""
+        clip = self[k]
+        self._out = np.insert(self._out, np.searchsorted(self._out, clip), clip)
+        self._counts[clip // self._block] -= 1
+        self._ends = np.cumsum(self._counts)
+        return clip
 
 
 @dataclass

@@ -458,7 +458,11 @@ def plan_relevance(
         for q in range(len(logics)):
             pieces[q].append(clips[indptr[q] : indptr[q + 1]] + np.uint32(lo))
         del indptr, clips
-    return [np.concatenate(p) for p in pieces]
+    lists = []
+    for q in range(len(pieces)):  # each logic's pieces let go once joined: never both whole
+        lists.append(np.concatenate(pieces[q]))
+        pieces[q] = []
+    return lists
 
 
 def annotate(
