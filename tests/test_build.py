@@ -249,6 +249,32 @@ def test_relevance_after_planned_hard_negatives_is_that_of_the_final_corpus() ->
     assert all(r.dtype == np.uint32 for r in plan.relevant)
 
 
+@pytest.mark.parametrize("clips,want,seed", [(400, 3, 8), (150, 2, 3), (60, 1, 0)])
+def test_hard_negatives_are_those_of_the_final_corpus_whatever_the_query_group(monkeypatch, clips: int, want: int, seed: int) -> None:
+    """Containment lists are made a group of queries at a time and hard-negative counts carried over
+    the replaced clips; the counts equal those of the whole final corpus, the pairs hold there, and
+    the plan is the same for any group size."""
+    from reasonaudio.atoms import LabelView
+    from reasonaudio.builder import corpus
+    from reasonaudio.builder.plan import plan_benchmark
+    from reasonaudio.relevance import plan_relevance, positive_labels
+
+    config = BuildConfig(clips=clips, queries_per_task=5, seed=seed, min_hard_negatives=want)
+    plan = plan_benchmark(config)
+    view = LabelView.of(plan.library)
+    assert plan.planned > 0
+    contain = [{"all": [{"has": lab} for lab in positive_labels(s.logic)]} for s in plan.specs]
+    con = plan_relevance(plan.final, view.labels, contain, config.sample_rate, 1)
+    hard = [np.setdiff1d(c, r).tolist() for c, r in zip(con, plan.relevant)]
+    assert plan.hard_counts == [len(h) for h in hard]
+    for q, (pos, neg) in enumerate(zip(plan.positives, plan.negatives)):
+        assert pos in plan.relevant[q].tolist() and neg in hard[q]
+    for group in (1, 2, 7):
+        monkeypatch.setattr(corpus, "CONTAINMENT_GROUP", group)
+        again = plan_benchmark(config)
+        assert again.fingerprint() == plan.fingerprint() and again.hard_counts == plan.hard_counts
+
+
 @given(st.integers(1, 2_000), st.data())
 @settings(max_examples=60, deadline=None)
 def test_clip_ids_are_the_list_they_stand_for(n: int, data) -> None:

@@ -161,6 +161,15 @@ def _plan_hard_negative(
     raise CorpusFull(query_index, f"could not plan a hard negative for query {spec.text!r} ({json.dumps(spec.logic)}): {last_error}")
 
 
+def _annotate_plans(plans: list[dict[str, np.ndarray]], labels: list[str], logics: list[dict], config: BuildConfig) -> list[np.ndarray]:
+    """Each logic's relevant plans among `plans` (one clip each), as positions in the list."""
+    counts = [len(p["ev_atom"]) for p in plans]
+    small = {k: np.concatenate([p[k] for p in plans]) for k in ("ev_atom", "ev_onset", "ev_length", "clip_length")}
+    small["ev_clip"] = np.repeat(np.arange(len(plans), dtype=np.uint32), counts)
+    small["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+    return relevance(small, labels, logics, config.sample_rate, config.worker_threads)
+
+
 def _after_replacements(lists: list[np.ndarray], corpus: Corpus, labels: list[str], logics: list[dict], config: BuildConfig) -> list[np.ndarray]:
     """`lists` (each logic's relevant clips, uint32 ascending, on the corpus's clips before their
     replacements) on the corpus with its replaced clips: a clip's relevance depends on its own events
@@ -168,13 +177,15 @@ def _after_replacements(lists: list[np.ndarray], corpus: Corpus, labels: list[st
     if not corpus.replaced:
         return lists
     victims = np.array(sorted(corpus.replaced), dtype=np.uint32)
-    plans = [corpus.replaced[int(v)] for v in victims]
-    counts = [len(p["ev_atom"]) for p in plans]
-    small = {k: np.concatenate([p[k] for p in plans]) for k in ("ev_atom", "ev_onset", "ev_length", "clip_length")}
-    small["ev_clip"] = np.repeat(np.arange(len(plans), dtype=np.uint32), counts)
-    small["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
-    again = relevance(small, labels, logics, config.sample_rate, config.worker_threads)
+    again = _annotate_plans([corpus.replaced[int(v)] for v in victims], labels, logics, config)
     return [np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(lists, again)]
+
+
+def _hard_among(plans: list[dict[str, np.ndarray]], labels: list[str], logics: list[dict], containments: list[dict], config: BuildConfig) -> list[np.ndarray]:
+    """Per query, the positions among `plans` of its hard negatives: every positive sound, logic broken."""
+    rel = _annotate_plans(plans, labels, logics, config)
+    con = _annotate_plans(plans, labels, containments, config)
+    return [np.setdiff1d(c, r, assume_unique=True) for c, r in zip(con, rel)]
 
 
 def _holds(clips: np.ndarray, clip: int | None) -> bool:
@@ -203,6 +214,11 @@ class Pairs:
         return Pairs(corpus, [], [], [], 0, [])
 
 
+# Queries whose containment lists (every clip holding a query's positive sounds, often many more
+# than its relevant clips) are made at once: each group's are let go once its picks are made.
+CONTAINMENT_GROUP = 256
+
+
 def hard_negatives(
     corpus: Corpus,
     specs: list[QuerySpec],
@@ -211,33 +227,42 @@ def hard_negatives(
     natives: np.ndarray,
     labels: list[str],
     bin_of_threshold,
+    group: int | None = None,
 ) -> Pairs:
     """Pick a positive and the hard negatives of every query, planning missing hard negatives into
-    free clips of the corpus (raises _CorpusFull when it runs out of them)."""
+    free clips of the corpus (raises CorpusFull when it runs out of them). `corpus` has no replaced
+    clip yet; the result does not depend on `group` (CONTAINMENT_GROUP unless given)."""
+    if corpus.replaced:
+        raise AssertionError("hard negatives are picked on a corpus without replaced clips")
     rng = np.random.default_rng([config.seed, 0x4D43])
+    group = group or CONTAINMENT_GROUP
     logics = [s.logic for s in specs]
     containments = [_containment_logic(lg) for lg in logics]
-    final = corpus.columns()
-    rel = relevance(final, labels, logics, config.sample_rate, config.worker_threads)
-    con = relevance(final, labels, containments, config.sample_rate, config.worker_threads)
+    cols = corpus.cols
+    rel = relevance(cols, labels, logics, config.sample_rate, config.worker_threads)
     protected = {s.anchor for s in specs}
     want = config.min_hard_negatives
     pos_pick: list[int] = []
     neg_pick: list[int | None] = []
     kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
-    for q, spec in enumerate(specs):
-        if not _holds(rel[q], spec.anchor):
-            raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
-        pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
-        hard = np.setdiff1d(con[q], rel[q], assume_unique=True)
-        neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
-        extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
-        kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
+    hard_counts: list[int] = []  # per query, on the corpus before replacements
+    for g0 in range(0, len(specs), group):
+        con = relevance(cols, labels, containments[g0 : g0 + group], config.sample_rate, config.worker_threads)
+        for q in range(g0, g0 + len(con)):
+            if not _holds(rel[q], specs[q].anchor):
+                raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
+            pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
+            hard = np.setdiff1d(con[q - g0], rel[q], assume_unique=True)
+            neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
+            extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
+            kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
+            hard_counts.append(len(hard))
+        del con
     protected.update(pos_pick)
     protected.update(x for held in kept for x in held)
     # The free clips of each pattern, read by position: taking position k out draws what
     # list.pop(k) on a list of them would, without a list (36 B a clip) or an index array (8 B).
-    views = ClipViews(corpus.cols)
+    views = ClipViews(cols)
     free = {p: views.with_pattern(p, excluded=protected) for p in PATTERNS}
     planned = 0
     for q, spec in enumerate(specs):
@@ -254,13 +279,29 @@ def hard_negatives(
                 neg_pick[q] = victim
             planned += 1
     rel = _after_replacements(rel, corpus, labels, logics, config)
-    con = _after_replacements(con, corpus, labels, containments, config)
+    if corpus.replaced:
+        # a clip's hard negatives change on the replaced clips alone: counted there, before and after
+        victims = np.array(sorted(corpus.replaced), dtype=np.int64)
+        before = _hard_among([_clip_plan(cols, int(v)) for v in victims], labels, logics, containments, config)
+        after = _hard_among([corpus.replaced[int(v)] for v in victims], labels, logics, containments, config)
+        for q in range(len(specs)):
+            hard_counts[q] += len(after[q]) - len(before[q])
+            i = int(np.searchsorted(victims, neg_pick[q]))  # a picked clip of the corpus stays a hard negative
+            if i < len(victims) and victims[i] == neg_pick[q] and not _holds(after[q], i):
+                raise AssertionError(f"query {q}: its planned hard negative is not one")
     for q in range(len(specs)):
-        if not _holds(rel[q], pos_pick[q]) or _holds(rel[q], neg_pick[q]) or not _holds(con[q], neg_pick[q]):
+        if not _holds(rel[q], pos_pick[q]) or _holds(rel[q], neg_pick[q]):
             raise AssertionError(f"query {q}: two-option pair broken by a replaced clip")
-    hard_counts = [len(np.setdiff1d(con[q], rel[q], assume_unique=True)) for q in range(len(specs))]
     if hard_counts and min(hard_counts) < want:
         raise AssertionError(f"a query has fewer than {want} hard negatives after planning")
     return Pairs(corpus, rel, pos_pick, [int(x) for x in neg_pick], planned, hard_counts)
 
 
+def _clip_plan(cols: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
+    """Clip `i`'s plan out of the corpus's columns (the form `_core.plan_clip` gives)."""
+    ptr = cols["clip_event_ptr"]
+    e0, e1 = int(ptr[i]), int(ptr[i + 1])
+    return {
+        **{k: cols[k][e0:e1] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db", "ev_mode")},
+        **{k: cols[k][i : i + 1] for k in ("clip_length", "clip_overlap")},
+    }

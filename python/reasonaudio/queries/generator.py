@@ -52,7 +52,9 @@ class ClipViews(Sequence[ClipView]):
     are computed from the columns, never by making every view."""
 
     def __init__(self, cols: dict[str, np.ndarray]):
-        self._ptr = cols["clip_event_ptr"].astype(np.int64)
+        ptr = np.asarray(cols["clip_event_ptr"])
+        # the planner's uint64 pointers read as int64 in place (event counts are far below 2^63)
+        self._ptr = ptr.view(np.int64) if ptr.dtype == np.uint64 else ptr.astype(np.int64, copy=False)
         self._atom = cols["ev_atom"]
         self._onset = cols["ev_onset"]
         self._length = cols["ev_length"]
