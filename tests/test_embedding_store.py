@@ -32,6 +32,16 @@ def test_store_round_trip_is_memory_mapped(tmp_path: Path) -> None:
     np.testing.assert_array_equal(vectors, DATA)
 
 
+def test_a_store_cut_short_is_refused_with_both_sizes(tmp_path: Path) -> None:
+    write_store(tmp_path / "s", IDS, encode, source="m", batch_rows=10)
+    npy = tmp_path / "s" / "embeddings.npy"
+    full = npy.stat().st_size
+    with open(npy, "r+b") as fh:
+        fh.truncate(full - 24)
+    with pytest.raises(UserError, match=rf"embeddings.npy is cut short: {full - 24:,} bytes, .*\(103, 6\) float32.* needs {full:,}"):
+        open_store(tmp_path / "s")
+
+
 def test_an_interrupted_store_resumes_where_it_stopped(tmp_path: Path) -> None:
     calls: list[tuple[int, int]] = []
 

@@ -145,6 +145,19 @@ def _open_rows(path: Path):
     return fh, fh.tell(), np.dtype(dtype)
 
 
+def _check_length(path: Path) -> None:
+    """Refuses a .npy file shorter than its header says (a copy or download cut short), naming
+    both sizes: mapping it would only say that the map is longer than the file."""
+    with open(path, "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(fh)
+        need = fh.tell() + int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    have = path.stat().st_size
+    if have < need:
+        raise ValueError(f"{path.name} is cut short: {have:,} bytes, its header ({tuple(shape)} {np.dtype(dtype)}) needs {need:,}")
+
+
 def open_store(root: Path) -> tuple[StrColumn, np.ndarray]:
     """(ids, read-only memory-mapped float32 [rows, dim]) of a complete store; the ids are a
     read-only sequence over the ids column (`reasonaudio.io.columns.StrColumn`)."""
@@ -154,6 +167,7 @@ def open_store(root: Path) -> tuple[StrColumn, np.ndarray]:
         raise UserError(f"{root}: incomplete embedding store ({state['done']} of {state['rows']} rows); "
                         "run the same `reasonaudio embed` again to finish it")
     try:
+        _check_length(root / VECTORS)
         vectors = np.load(root / VECTORS, mmap_mode="r")
         ids = StrColumn(pl.read_parquet(root / IDS)["id"])
     except (OSError, ValueError, pl.exceptions.PolarsError) as err:
