@@ -1,6 +1,6 @@
 """The GPU paths, checked against the CPU: prints figures, asserts nothing.
 
-    python benches/gpu_check.py [--clips 120] [--steps 40] [--keep DIR]
+    python benches/gpu_check.py [--clips 120] [--steps 40] [--keep DIR] [--rank-clips 100000,1000000] [--dim 512]
 
 On a machine with CUDA and PyTorch (a few minutes; budget under 8):
 
@@ -10,8 +10,10 @@ On a machine with CUDA and PyTorch (a few minutes; budget under 8):
 3. one adapter of each paradigm, a tiny random model of each (MLLM embedder, two-stage captioner +
    ranker, CLIP-style, detect-then-reason) evaluated on cuda and on cpu: Avg Acc@1 of both, the largest
    difference between the score of each two-option pair, seconds;
-4. the FAISS-GPU ranking against the exact kernel, through `reasonaudio eval --index` when this version
-   has that option (skipped with the reason otherwise): top-10 overlap, Avg Acc@1 of both.
+4. certified FAISS on the GPU against the exact kernel: `eval --index faiss --device cuda` on the
+   benchmark (rankings and metrics must be identical), then 1,000 queries x `--rank-clips` clips x
+   `--dim` dims ranked to depth 100 by both (identical?, seconds, the ratio, the certifier's
+   candidate depths); skipped with the reason where FAISS reports no GPU.
 
 Without CUDA (or torch) each GPU measurement is skipped with the reason, and the CPU side still runs, so
 the script is checked wherever the project is. The tiny models come from tests/support (the builders
@@ -170,44 +172,58 @@ def check_adapters(bench: Path, specs: dict[str, str], gpu: str | None) -> None:
             say(f"adapter       {paradigm:14s} largest two-option score difference cuda vs cpu {diff:.2e}")
 
 
-def index_choice() -> tuple[str | None, str]:
-    """The `eval --index` value that ranks with FAISS on the GPU, or None and why not."""
-    from reasonaudio.cli import build_parser
+def faiss_gpu_reason() -> str | None:
+    """None when FAISS can search on a GPU, else why not."""
+    if importlib.util.find_spec("faiss") is None:
+        return "faiss is not installed (pip install 'reasonaudio[faiss]'; faiss-gpu for CUDA)"
+    from reasonaudio.retrieval.certified import faiss_gpus
 
-    parser = build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    action = next((a for a in sub.choices["eval"]._actions if a.dest == "index"), None)
-    if action is None:
-        return None, "this version's `reasonaudio eval` has no --index option"
-    choices = [str(c) for c in (action.choices or [])]
-    gpu = [c for c in choices if "gpu" in c.lower()]
-    if not gpu:
-        return None, f"`eval --index` offers no GPU choice ({', '.join(choices) or 'free text'})"
-    return gpu[0], ""
+    if faiss_gpus() == 0:
+        return "FAISS reports no GPU (a CPU-only faiss build, or CUDA not visible)"
+    return None
 
 
-def check_faiss(work: Path, bench: Path, gpu: str | None) -> None:
+def check_faiss(work: Path, bench: Path, rank_clips: list[int], dim: int) -> None:
+    """`eval --index faiss --device cuda` against `--index exact` on the benchmark (every output
+    file compared), then the rankers alone on random unit embeddings at corpus sizes."""
+    import numpy as np
     import polars as pl
 
-    choice, why = index_choice()
-    if choice is None:
+    why = faiss_gpu_reason()
+    if why is not None:
         say(f"faiss-gpu     skipped: {why}")
-        return
-    if gpu:
-        say(f"faiss-gpu     skipped: {gpu}")
         return
     common = ["--model", "random:0", "--bootstrap", "0", "--no-figures", "--quiet"]
     exact, faiss = work / "exact", work / "faiss"
     (_, t_exact), (code, t_faiss) = (timed(lambda: cli("eval", str(bench), "--out", str(exact), *common)),
-                                     timed(lambda: cli("eval", str(bench), "--out", str(faiss), "--index", choice, *common)))
+                                     timed(lambda: cli("eval", str(bench), "--out", str(faiss), "--index", "faiss",
+                                                       "--device", "cuda", *common)))
     if code != 0:
-        say(f"faiss-gpu     eval --index {choice} failed (exit {code})")
+        say(f"faiss-gpu     eval --index faiss --device cuda failed (exit {code})")
         return
-    a, b = (pl.read_parquet(d / "rankings.parquet").filter(pl.col("rank") <= 10) for d in (exact, faiss))
-    overlap = a.join(b, on=["query_id", "clip_id"]).height / max(a.height, 1)
-    accs = [json.loads((d / "results.json").read_text())["summary"]["acc@1"]["Avg"]["mean"] for d in (exact, faiss)]
-    say(f"faiss-gpu     --index {choice}: top-10 overlap with the exact kernel {100 * overlap:.2f}%; Avg Acc@1 "
-        f"exact {100 * accs[0]:.1f}%, faiss {100 * accs[1]:.1f}%; {t_exact:.1f} s vs {t_faiss:.1f} s")
+    same_rankings = pl.read_parquet(exact / "rankings.parquet").equals(pl.read_parquet(faiss / "rankings.parquet"))
+    summaries = [json.loads((d / "results.json").read_text())["summary"] for d in (exact, faiss)]
+    say(f"faiss-gpu     eval on the benchmark: rankings {'identical' if same_rankings else 'DIFFER'}, metrics "
+        f"{'identical' if summaries[0] == summaries[1] else 'DIFFER'} to --index exact; {t_exact:.1f} s vs {t_faiss:.1f} s")
+
+    from reasonaudio.retrieval.certified import CertifiedRanker
+    from reasonaudio.retrieval.index import EmbeddingRanker
+
+    def heads(ranker):
+        parts = list(ranker.rank(depth=100, batch_size=256))
+        return np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((1000, dim), dtype=np.float32)
+    for n in rank_clips:
+        c = rng.standard_normal((n, dim), dtype=np.float32)
+        (s_e, i_e), t_e = timed(lambda c=c: heads(EmbeddingRanker(q, c)))
+        ranker = CertifiedRanker(q, c, device="cuda")
+        (s_g, i_g), t_g = timed(lambda: heads(ranker))
+        same = bool(np.array_equal(i_e, i_g) and np.array_equal(s_e.view(np.int64), s_g.view(np.int64)))
+        say(f"faiss-gpu     1000 queries x {n:,} clips x {dim} d, top 100: exact {t_e:.1f} s, certified on cuda "
+            f"{t_g:.1f} s ({t_e / max(t_g, 1e-9):.1f}x); {'identical' if same else 'DIFFER'}; {ranker.stats}")
+        del c
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clips", type=int, default=120, help="clips in the benchmark built for the check (default 120)")
     parser.add_argument("--steps", type=int, default=40, help="detector training steps per device (default 40)")
     parser.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it")
+    parser.add_argument("--rank-clips", default="100000,1000000",
+                        help="corpus sizes for the FAISS-GPU ranking against the exact kernel (default 100000,1000000)")
+    parser.add_argument("--dim", type=int, default=512, help="embedding dimension of that ranking (default 512)")
     args = parser.parse_args(argv)
 
     gpu = cuda_reason()
@@ -241,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
             specs = tiny_models(work, load_any_benchmark(bench).sample_rate)
             specs["detect-then-reason"] = f"detect:{detector}"
             check_adapters(bench, specs, gpu)
-        check_faiss(work, bench, gpu)
+        check_faiss(work, bench, [int(x) for x in args.rank_clips.split(",") if x], args.dim)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

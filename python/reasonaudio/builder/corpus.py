@@ -286,7 +286,9 @@ def hard_negatives(
         after = _hard_among([corpus.replaced[int(v)] for v in victims], labels, logics, containments, config)
         for q in range(len(specs)):
             hard_counts[q] += len(after[q]) - len(before[q])
-            i = int(np.searchsorted(victims, neg_pick[q]))  # a picked clip of the corpus stays a hard negative
+            # a negative that is a replaced clip must be a hard negative as planned (the others
+            # are clips no replacement touched)
+            i = int(np.searchsorted(victims, neg_pick[q]))
             if i < len(victims) and victims[i] == neg_pick[q] and not _holds(after[q], i):
                 raise AssertionError(f"query {q}: its planned hard negative is not one")
     for q in range(len(specs)):
