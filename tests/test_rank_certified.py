@@ -146,6 +146,59 @@ def test_gpu_branch_only_when_faiss_reports_a_gpu() -> None:
     same_yields(EmbeddingRanker(q, c), gpu, 100, 8, relevant)
 
 
+@pytest.mark.parametrize("ties", [False, True])
+def test_the_gpu_branch_equals_exact_with_faiss_gpu_standing_in(monkeypatch, ties: bool) -> None:
+    """FAISS's GPU search replaced by its CPU search, refusing what the GPU refuses (k above 2048):
+    the GPU branch (its candidate cap, its device) yields what exact does, also where ties push the
+    candidate depth past the cap and the exact kernel takes over."""
+    calls: list[tuple[int, int]] = []
+
+    def knn_gpu(res, xq, xb, k, metric=None, device=-1):
+        assert k <= 2048, "FAISS's GPU k-selection stops at 2048"
+        calls.append((k, device))
+        return faiss.knn(xq, xb, k, metric=metric)
+
+    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1)
+    monkeypatch.setattr(faiss, "StandardGpuResources", object, raising=False)
+    monkeypatch.setattr(faiss, "knn_gpu", knn_gpu, raising=False)
+    rng = np.random.default_rng(9)
+    q = rng.standard_normal((20, 32)).astype(np.float32)
+    c = rng.standard_normal((16000, 32)).astype(np.float32)  # a quarter (4,000) above the GPU cap
+    if ties:  # 3,000 copies of one clip, the best of every query: no depth up to the cap certifies
+        c[:3000] = q.sum(axis=0)
+    relevant = [np.unique(rng.integers(0, 16000, 3)) for _ in range(20)]
+    gpu = CertifiedRanker(q, c, device="cuda:0")
+    assert gpu.gpu and gpu.gpu_device == 0
+    same_yields(EmbeddingRanker(q, c), gpu, 100, 8, relevant)
+    assert calls and all(device == 0 for _, device in calls)
+    if ties:
+        assert gpu.stats["exact_heads"] > 0
+    else:
+        assert gpu.stats["certified"] > 0
+
+
+def test_the_gpu_check_script_compares_faiss_on_the_gpu_with_exact(monkeypatch, tmp_path, capsys) -> None:
+    """benches/gpu_check.py's FAISS step, FAISS's GPU calls standing in on the CPU: it runs the
+    product's GPU path (`eval --index faiss --device cuda`) and finds it identical to exact."""
+    import importlib.util
+    from pathlib import Path
+
+    from reasonaudio.cli import main
+
+    monkeypatch.setattr(faiss, "get_num_gpus", lambda: 1)
+    monkeypatch.setattr(faiss, "StandardGpuResources", object, raising=False)
+    monkeypatch.setattr(faiss, "knn_gpu", lambda res, xq, xb, k, metric=None, device=-1: faiss.knn(xq, xb, k, metric=metric), raising=False)
+    path = Path(__file__).resolve().parent.parent / "benches" / "gpu_check.py"
+    spec = importlib.util.spec_from_file_location("gpu_check", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert main(["build", "--out", str(tmp_path / "bench"), "--clips", "80", "--quiet"]) == 0
+    script.check_faiss(tmp_path, tmp_path / "bench", [3000], 16)
+    out = capsys.readouterr().out
+    assert "rankings identical, metrics identical to --index exact" in out, out
+    assert "x 3,000 clips x 16 d" in out and "; identical;" in out, out
+
+
 def test_auto_chooses_faiss_on_a_gpu_for_large_corpora() -> None:
     from reasonaudio.retrieval.certified import AUTO_MIN_CLIPS
 
