@@ -19,7 +19,7 @@ from reasonaudio.validate import validate_benchmark
 from reasonaudio.validate.events import _event_pairs
 from reasonaudio.validate.layout import _duplicates
 from reasonaudio.validate.relevance import _within
-from reasonaudio.validate.tables import _column_problems, _read_coded
+from reasonaudio.validate.tables import _collect_coded, _coded_scan, _column_problems
 
 
 def failed(path: Path, **kwargs) -> dict[str, list[str]]:
@@ -188,7 +188,7 @@ def test_coded_read_is_the_plain_read(frame: pl.DataFrame, tmp_path: Path) -> No
     read back as strings are those of the plain read: nulls, integer ids and categoricals included."""
     path = tmp_path / "events.parquet"
     frame.write_parquet(path)
-    coded = _read_coded(path, "events")
+    coded = _collect_coded(_coded_scan(path, "events"))
     assert coded is not None
     plain = pl.read_parquet(path)
     assert coded.columns == [c for c in plain.columns if c != "unused"]
@@ -204,13 +204,13 @@ def test_coded_read_leaves_faults_to_the_plain_read(tmp_path: Path) -> None:
     events = pl.DataFrame({c: [1] for c in TABLE_SCHEMAS["events"]}).with_columns(pl.lit("c").alias("clip_id"), pl.lit("l").alias("label"))
     path = tmp_path / "events.parquet"
     events.drop("onset_s").write_parquet(path)
-    assert _read_coded(path, "events") is None
+    assert _collect_coded(_coded_scan(path, "events")) is None
     events.with_columns(pl.col("label").cast(pl.Float64, strict=False)).write_parquet(path)
-    assert _read_coded(path, "events") is None
+    assert _collect_coded(_coded_scan(path, "events")) is None
     path.write_bytes(b"not parquet")
-    assert _read_coded(path, "events") is None
+    assert _collect_coded(_coded_scan(path, "events")) is None
     events.write_parquet(path)
-    assert _read_coded(path, "events").height == 1
+    assert _collect_coded(_coded_scan(path, "events")).height == 1
 
 
 @st.composite

@@ -170,22 +170,11 @@ def _annotate_plans(plans: list[dict[str, np.ndarray]], labels: list[str], logic
     return relevance(small, labels, logics, config.sample_rate, config.worker_threads)
 
 
-def _after_replacements(lists: list[np.ndarray], corpus: Corpus, labels: list[str], logics: list[dict], config: BuildConfig) -> list[np.ndarray]:
-    """`lists` (each logic's relevant clips, uint32 ascending, on the corpus's clips before their
-    replacements) on the corpus with its replaced clips: a clip's relevance depends on its own events
-    alone, so only the replaced clips are annotated again, not the corpus."""
-    if not corpus.replaced:
-        return lists
-    victims = np.array(sorted(corpus.replaced), dtype=np.uint32)
-    again = _annotate_plans([corpus.replaced[int(v)] for v in victims], labels, logics, config)
-    return [np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(lists, again)]
-
-
-def _hard_among(plans: list[dict[str, np.ndarray]], labels: list[str], logics: list[dict], containments: list[dict], config: BuildConfig) -> list[np.ndarray]:
-    """Per query, the positions among `plans` of its hard negatives: every positive sound, logic broken."""
-    rel = _annotate_plans(plans, labels, logics, config)
+def _hard_among(plans: list[dict[str, np.ndarray]], relevant: list[np.ndarray], labels: list[str], containments: list[dict], config: BuildConfig) -> list[np.ndarray]:
+    """Per query, the positions among `plans` of its hard negatives (every positive sound, logic
+    broken), `relevant` being each query's relevant positions among them."""
     con = _annotate_plans(plans, labels, containments, config)
-    return [np.setdiff1d(c, r, assume_unique=True) for c, r in zip(con, rel)]
+    return [np.setdiff1d(c, r, assume_unique=True) for c, r in zip(con, relevant)]
 
 
 def _holds(clips: np.ndarray, clip: int | None) -> bool:
@@ -278,12 +267,16 @@ def hard_negatives(
             if neg_pick[q] is None:
                 neg_pick[q] = victim
             planned += 1
-    rel = _after_replacements(rel, corpus, labels, logics, config)
     if corpus.replaced:
-        # a clip's hard negatives change on the replaced clips alone: counted there, before and after
-        victims = np.array(sorted(corpus.replaced), dtype=np.int64)
-        before = _hard_among([_clip_plan(cols, int(v)) for v in victims], labels, logics, containments, config)
-        after = _hard_among([corpus.replaced[int(v)] for v in victims], labels, logics, containments, config)
+        # a clip's relevance and hard negatives depend on its own events alone: only the replaced
+        # clips are annotated again (their plans before and after), not the corpus
+        victims = np.array(sorted(corpus.replaced), dtype=np.uint32)
+        old_plans = [_clip_plan(cols, int(v)) for v in victims]
+        new_plans = [corpus.replaced[int(v)] for v in victims]
+        rel_new = _annotate_plans(new_plans, labels, logics, config)
+        before = _hard_among(old_plans, _annotate_plans(old_plans, labels, logics, config), labels, containments, config)
+        after = _hard_among(new_plans, rel_new, labels, containments, config)
+        rel = [np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(rel, rel_new)]
         for q in range(len(specs)):
             hard_counts[q] += len(after[q]) - len(before[q])
             # a negative that is a replaced clip must be a hard negative as planned (the others

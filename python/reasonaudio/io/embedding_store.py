@@ -26,6 +26,7 @@ import polars as pl
 
 from reasonaudio.errors import UserError
 from reasonaudio.io.columns import StrColumn
+from reasonaudio.io.npz import read_npy_header
 from reasonaudio.io.outputs import write_atomic
 
 VECTORS, IDS, STATE = "embeddings.npy", "ids.parquet", "state.json"
@@ -139,9 +140,7 @@ def _id_frame(ids: Sequence[str]) -> pl.DataFrame:
 def _open_rows(path: Path):
     """(the .npy file open for writing, the offset of its first row, its dtype)."""
     fh = open(path, "r+b")
-    version = np.lib.format.read_magic(fh)
-    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    _, _, dtype = read_header(fh)
+    _, _, dtype = read_npy_header(fh, path.name)
     return fh, fh.tell(), np.dtype(dtype)
 
 
@@ -149,9 +148,7 @@ def _check_length(path: Path) -> None:
     """Refuses a .npy file shorter than its header says (a copy or download cut short), naming
     both sizes: mapping it would only say that the map is longer than the file."""
     with open(path, "rb") as fh:
-        version = np.lib.format.read_magic(fh)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(fh)
+        shape, _, dtype = read_npy_header(fh, path.name)
         need = fh.tell() + int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     have = path.stat().st_size
     if have < need:

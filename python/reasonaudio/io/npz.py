@@ -43,6 +43,17 @@ class NpzMember:
             yield from _read_span(fh, self.offset, self.nbytes, self.name, size)
 
 
+def read_npy_header(fh, what: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, Fortran order, dtype) of the .npy file at `fh`'s position, left at its data;
+    ValueError names `what` for a format other than 1.0 and 2.0."""
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(fh)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(fh)
+    raise ValueError(f"{what}: .npy format {version} is not read here")
+
+
 def _read_span(fh, start: int, size: int, name: str, chunk: int = _CHUNK) -> Iterator[bytes]:
     """`size` bytes of `fh` from `start`, `chunk` bytes at a time."""
     fh.seek(start)
@@ -86,13 +97,7 @@ def open_npz(path: str | Path, *, verify: set[str] | None = None) -> dict[str, N
             *_, name_len, extra_len = _LOCAL_HEADER.unpack(header)
             start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
             fh.seek(start)
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            elif version == (2, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-            else:
-                raise ValueError(f"member {name!r}: .npy format {version} is not read here")
+            shape, fortran, dtype = read_npy_header(fh, f"member {name!r}")
             if dtype.hasobject:
                 raise ValueError(f"member {name!r} holds Python objects")
             member = NpzMember(path, name, fh.tell(), tuple(shape), dtype, fortran)

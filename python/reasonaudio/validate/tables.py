@@ -124,14 +124,10 @@ def _coded_scan(path: Path, name: str) -> pl.LazyFrame | None:
     return pl.scan_parquet(path).select(kept).with_columns(coded)
 
 
-def _read_coded(path: Path, name: str) -> pl.DataFrame | None:
-    """`path` read as `_coded_scan` gives it, converted a batch of rows at a time by the streaming
-    engine (the strings of a whole column never exist at once); None where `_coded_scan` gives None
-    or the rows cannot be read."""
-    return _collect_coded(_coded_scan(path, name))
-
-
 def _collect_coded(scan: pl.LazyFrame | None) -> pl.DataFrame | None:
+    """A `_coded_scan` read, converted a batch of rows at a time by the streaming engine (the
+    strings of a whole column never exist at once); None where the scan is None or the rows cannot
+    be read."""
     try:
         return None if scan is None else scan.collect(engine="streaming")
     except Exception:  # polars raises several error types for corrupt files; the plain read names them
