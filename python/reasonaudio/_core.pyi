@@ -258,10 +258,13 @@ def plan_corpus(
     seed: int,
     params_json: str,
     threads: int = 0,
+    start: int = 0,
+    stop: int | None = None,
 ) -> dict[str, _npt.NDArray]:
-    """Seeded plans of a whole corpus as columns: clip_event_ptr, ev_clip, ev_atom, ev_onset,
-    ev_length, ev_gain_db, ev_mode (0 native, 1 loop, 2 trim), clip_length, clip_overlap.
-    Raises PlanError."""
+    """Seeded plans of clips [start, stop) of an `n_clips` corpus (all of it by default) as
+    columns: clip_event_ptr, ev_clip, ev_atom, ev_onset, ev_length, ev_gain_db, ev_mode (0 native,
+    1 loop, 2 trim), clip_length, clip_overlap. A range's plans are those the whole corpus gives
+    them, its clip indices and event pointers counted from `start`. Raises PlanError."""
 
 @_typing.final
 class ClipRequest:

@@ -48,9 +48,10 @@ class LabelView:
         phrases = [library.phrases[int(m[0])] for m in members]
         return cls(list(groups), phrases, natives, members, lengths)
 
-    def draw(self, cols: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    def draw(self, cols: dict[str, np.ndarray], seed: int, first_clip: int = 0) -> dict[str, np.ndarray]:
         """The plan table with each event's label index replaced by one of its exemplars' atom
-        index (uniform, seeded by (seed, clip index)) and its mode set from the exemplar's length."""
+        index (uniform, seeded by (seed, clip index)) and its mode set from the exemplar's length;
+        `cols` may be the clips of a corpus from `first_clip` on (its pointers counted from 0)."""
         if not self.multi:
             return cols
         ptr = cols["clip_event_ptr"].astype(np.int64)
@@ -61,7 +62,7 @@ class LabelView:
             lo, hi = ptr[clip], ptr[clip + 1]
             if hi == lo:
                 continue
-            rng = np.random.default_rng([seed, _EXEMPLAR_STREAM, clip])
+            rng = np.random.default_rng([seed, _EXEMPLAR_STREAM, first_clip + clip])
             picks = rng.integers(0, sizes[label_of[lo:hi]])
             atom[lo:hi] = [self.members[lb][k] for lb, k in zip(label_of[lo:hi], picks)]
         length = cols["ev_length"].astype(np.int64)

@@ -4,6 +4,7 @@ into clips of it (contract §3.2)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,9 @@ from reasonaudio import _core
 from reasonaudio.builder.config import BuildConfig
 from reasonaudio.contract import PATTERNS
 from reasonaudio.queries import ClipViews, QuerySpec
-from reasonaudio.relevance import plan_relevance as relevance, positive_labels
+from reasonaudio.io import spill
+from reasonaudio.io.spill import release, spill_lists
+from reasonaudio.relevance import plan_relevance as relevance, positive_labels, range_relevance
 
 # --- corpus plans ---------------------------------------------------------------------------------
 
@@ -61,6 +64,33 @@ class Corpus:
         for i, plan in self.replaced.items():
             out["clip_length"][i] = plan["clip_length"][0]
         return out
+
+    def blocks(self, block: int) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        """The final plan table (`columns`) a block of clips at a time: (its first clip, its
+        columns), clip indices those of the corpus, event pointers counted from the block's start."""
+        ptr = self.cols["clip_event_ptr"]
+        victims = np.array(sorted(self.replaced), dtype=np.int64)
+        for lo in range(0, self.n_clips, block):
+            hi = min(lo + block, self.n_clips)
+            counts = np.diff(np.asarray(ptr[lo : hi + 1], dtype=np.int64))
+            clip_length = np.array(self.cols["clip_length"][lo:hi])
+            pieces: dict[str, list[np.ndarray]] = {k: [] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db", "ev_mode", "ev_clip")}
+            start = lo
+            for i in victims[np.searchsorted(victims, lo) : np.searchsorted(victims, hi)].tolist():
+                plan = self.replaced[i]
+                for k in pieces:
+                    pieces[k].append(self.cols[k][ptr[start] : ptr[i]])
+                    pieces[k].append(np.full_like(plan[k], i) if k == "ev_clip" else plan[k])
+                counts[i - lo] = len(plan["ev_atom"])
+                clip_length[i - lo] = plan["clip_length"][0]
+                start = i + 1
+            for k in pieces:
+                pieces[k].append(self.cols[k][ptr[start] : ptr[hi]])
+            out = {k: np.concatenate(v) for k, v in pieces.items()}
+            out["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
+            out["clip_length"] = clip_length
+            out["clip_overlap"] = np.array(self.cols["clip_overlap"][lo:hi])
+            yield lo, out
 
     def views(self) -> "ClipViews":
         return ClipViews(self.columns())
@@ -228,25 +258,30 @@ def hard_negatives(
     logics = [s.logic for s in specs]
     containments = [_containment_logic(lg) for lg in logics]
     cols = corpus.cols
-    rel = relevance(cols, labels, logics, config.sample_rate, config.worker_threads)
+    on_disk = corpus.n_clips > spill.SPILL_CLIPS
+    rel = relevance(cols, labels, logics, config.sample_rate, config.worker_threads, spill=on_disk)
     protected = {s.anchor for s in specs}
     want = config.min_hard_negatives
+    hard = _HardNegatives(cols, labels, containments, rel, config, group)
     pos_pick: list[int] = []
     neg_pick: list[int | None] = []
-    kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
+    drawn: list[tuple[int | None, list[int]]] = []  # per query: positions in its hard list drawn
     hard_counts: list[int] = []  # per query, on the corpus before replacements
-    for g0 in range(0, len(specs), group):
-        con = relevance(cols, labels, containments[g0 : g0 + group], config.sample_rate, config.worker_threads)
-        for q in range(g0, g0 + len(con)):
-            if not _holds(rel[q], specs[q].anchor):
-                raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
-            pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
-            hard = np.setdiff1d(con[q - g0], rel[q], assume_unique=True)
-            neg_pick.append(int(hard[rng.integers(len(hard))]) if len(hard) else None)
-            extra = [int(x) for x in rng.permutation(hard) if x != neg_pick[q]][: want - 1] if want > 1 else []
-            kept.append(([neg_pick[q]] if neg_pick[q] is not None else []) + extra)
-            hard_counts.append(len(hard))
-        del con
+    for q in range(len(specs)):
+        if not _holds(rel[q], specs[q].anchor):
+            raise AssertionError(f"query {q}: its anchor clip does not satisfy it")
+        pos_pick.append(int(rel[q][rng.integers(len(rel[q]))]))
+        m = hard.count(q)
+        k = int(rng.integers(m)) if m else None
+        # rng.permutation(m) draws what rng.permutation of the hard list itself would
+        order = [int(p) for p in rng.permutation(m)[:want]] if want > 1 else []
+        drawn.append((k, [p for p in order if p != k][: want - 1]))
+        hard_counts.append(m)
+    clip_at = hard.clips_at([([k] if k is not None else []) + extra for k, extra in drawn])
+    kept: list[list[int]] = []  # hard negatives held per query (protected from replacement)
+    for q, (k, extra) in enumerate(drawn):
+        neg_pick.append(clip_at[q][k] if k is not None else None)
+        kept.append(([clip_at[q][k]] if k is not None else []) + [clip_at[q][p] for p in extra])
     protected.update(pos_pick)
     protected.update(x for held in kept for x in held)
     # The free clips of each pattern, read by position: taking position k out draws what
@@ -276,7 +311,8 @@ def hard_negatives(
         rel_new = _annotate_plans(new_plans, labels, logics, config)
         before = _hard_among(old_plans, _annotate_plans(old_plans, labels, logics, config), labels, containments, config)
         after = _hard_among(new_plans, rel_new, labels, containments, config)
-        rel = [np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(rel, rel_new)]
+        merged = (np.union1d(np.setdiff1d(old, victims, assume_unique=True), victims[new]) for old, new in zip(rel, rel_new))
+        rel = spill_lists(merged) if on_disk else list(merged)
         for q in range(len(specs)):
             hard_counts[q] += len(after[q]) - len(before[q])
             # a negative that is a replaced clip must be a hard negative as planned (the others
@@ -290,6 +326,56 @@ def hard_negatives(
     if hard_counts and min(hard_counts) < want:
         raise AssertionError(f"a query has fewer than {want} hard negatives after planning")
     return Pairs(corpus, rel, pos_pick, [int(x) for x in neg_pick], planned, hard_counts)
+
+
+class _HardNegatives:
+    """Every query's hard negatives on the corpus (clips holding its positive sounds, its logic
+    broken), counted and read by position a block of clips at a time: a list of them per query
+    would take memory in the corpus size, often far more than its relevant clips."""
+
+    def __init__(self, cols, labels: list[str], containments: list[dict], rel: list[np.ndarray], config: BuildConfig, group: int):
+        self.cols, self.labels, self.containments, self.rel, self.config, self.group = cols, labels, containments, rel, config, group
+        n = len(cols["clip_length"])
+        self.starts = list(range(0, n, spill.SPILL_BLOCK)) or [0]
+        counts = np.zeros((len(self.starts), len(containments)), dtype=np.int64)
+        everyone = list(range(len(containments)))
+        for b, lo in enumerate(self.starts):
+            for q, found in self._in_block(lo, everyone):
+                counts[b, q] = len(found)
+        self.ends = np.cumsum(counts, axis=0)  # per block, per query: hard negatives up to its end
+
+    def _in_block(self, lo: int, queries: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """(query, its hard negatives among the block's clips) for each of `queries`."""
+        hi = min(lo + spill.SPILL_BLOCK, len(self.cols["clip_length"]))
+        groups = [queries[g : g + self.group] for g in range(0, len(queries), self.group)]
+        found = range_relevance(
+            self.cols, lo, hi, self.labels, ([self.containments[q] for q in g] for g in groups),
+            self.config.sample_rate, self.config.worker_threads,
+        )
+        for g, lists in zip(groups, found):
+            for q, contains in zip(g, lists):
+                r = self.rel[q]
+                relevant = r[np.searchsorted(r, lo) : np.searchsorted(r, hi)]
+                yield q, np.setdiff1d(contains, relevant, assume_unique=True)
+        release(self.rel[:1])  # the lists share one map
+
+    def count(self, q: int) -> int:
+        return int(self.ends[-1, q]) if len(self.ends) else 0
+
+    def clips_at(self, positions: list[list[int]]) -> list[dict[int, int]]:
+        """Per query, the clip at each of its `positions` in its ascending list of hard negatives."""
+        wanted: dict[int, list[tuple[int, int]]] = {}  # block -> (query, position)
+        for q, ps in enumerate(positions):
+            for p in ps:
+                b = int(np.searchsorted(self.ends[:, q], p, side="right"))
+                wanted.setdefault(b, []).append((q, p))
+        out: list[dict[int, int]] = [{} for _ in positions]
+        for b in sorted(wanted):
+            before = self.ends[b - 1] if b else np.zeros(len(positions), dtype=np.int64)
+            found = dict(self._in_block(self.starts[b], sorted({q for q, _ in wanted[b]})))
+            for q, p in wanted[b]:
+                out[q][p] = int(found[q][p - int(before[q])])
+        return out
 
 
 def _clip_plan(cols: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:

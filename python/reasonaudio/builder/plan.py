@@ -20,6 +20,8 @@ from reasonaudio.builder.config import AUDIO_FORMATS, BuildConfig, note
 from reasonaudio.builder.corpus import Corpus, CorpusFull, Pairs, hard_negatives
 from reasonaudio.contract import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, TASKS
 from reasonaudio.errors import UserError
+from reasonaudio.io import spill
+from reasonaudio.io.spill import ArrayFile, release
 from reasonaudio.queries import QueryCapacityError, QueryGenerator, QuerySpec
 from reasonaudio.scene import SceneConfig, draw, resolve
 
@@ -203,6 +205,42 @@ def plan_slice(cols: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.nd
         "clip_length": cols["clip_length"][lo:hi].astype(np.int64),
     }
 
+def _plan_columns(natives: np.ndarray, config: BuildConfig, params_json: str) -> dict[str, np.ndarray]:
+    """The corpus's clip plans as columns: in memory, or for more than SPILL_CLIPS clips planned a
+    block at a time into temporary files read back as memory maps (`reasonaudio.io.spill`)."""
+    n = config.clips
+    if n <= spill.SPILL_CLIPS:
+        return _core.plan_corpus(natives, n, config.overlap_fraction, config.seed, params_json, config.worker_threads)
+    files: dict[str, ArrayFile] = {}
+    events = 0
+    for lo in range(0, n, spill.SPILL_BLOCK):
+        hi = min(lo + spill.SPILL_BLOCK, n)
+        block = _core.plan_corpus(natives, n, config.overlap_fraction, config.seed, params_json, config.worker_threads, lo, hi)
+        block["ev_clip"] += np.uint32(lo)
+        ptr = block["clip_event_ptr"] + np.uint64(events)
+        block["clip_event_ptr"] = ptr if lo == 0 else ptr[1:]  # one pointer list: each block's first is the last one's end
+        events = int(ptr[-1])
+        for key, values in block.items():
+            files.setdefault(key, ArrayFile(values.dtype)).append(values)
+    return {key: f.array() for key, f in files.items()}
+
+
+def _spilled_final(corpus: Corpus, label_view: LabelView, seed: int) -> dict[str, np.ndarray]:
+    """The final columns of a spilled plan (replaced clips in place, exemplars drawn), written a
+    block at a time to temporary files read back as memory maps."""
+    files: dict[str, ArrayFile] = {}
+    events = 0
+    for lo, block in corpus.blocks(spill.SPILL_BLOCK):
+        block = label_view.draw(block, seed, first_clip=lo)
+        ptr = block["clip_event_ptr"] + np.uint64(events)
+        block["clip_event_ptr"] = ptr if lo == 0 else ptr[1:]
+        events = int(ptr[-1])
+        for key, values in block.items():
+            files.setdefault(key, ArrayFile(values.dtype)).append(values)
+        release(corpus.cols)
+    return {key: f.array() for key, f in files.items()}
+
+
 def plan_benchmark(config: BuildConfig) -> BuildPlan:
     """Plan a benchmark: everything decided before rendering (the same wherever it runs)."""
     t0 = time.perf_counter()
@@ -229,7 +267,7 @@ def plan_benchmark(config: BuildConfig) -> BuildPlan:
     if config.queries_per_task and len(thresholds) < 1:
         raise UserError("duration queries need a duration threshold: --plan duration_bins must give two or more bins")
     try:
-        cols = _core.plan_corpus(natives, config.clips, config.overlap_fraction, config.seed, params_json, config.worker_threads)
+        cols = _plan_columns(natives, config, params_json)
     except ValueError as err:
         raise UserError(f"planning the corpus: {err}") from None
     params = json.loads(params_json)
@@ -302,7 +340,7 @@ def plan_benchmark(config: BuildConfig) -> BuildPlan:
         )
     query_ids = [f"{s.task}_{j % max(per_task, 1):04d}" for j, s in enumerate(specs)]
     corpus = pairs.corpus
-    final = label_view.draw(corpus.columns(), config.seed)
+    final = label_view.draw(corpus.columns(), config.seed) if n <= spill.SPILL_CLIPS else _spilled_final(corpus, label_view, config.seed)
     rel = pairs.relevant
     positives, negatives, planned, hard_counts = pairs.positives, pairs.negatives, pairs.planned, pairs.hard_counts
     t_plan = time.perf_counter() - t0

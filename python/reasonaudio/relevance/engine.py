@@ -18,6 +18,7 @@ import polars as pl
 from reasonaudio import _core
 from reasonaudio.contract import logic as contract_logic
 from reasonaudio.errors import UserError
+from reasonaudio.io.spill import ArrayFile, release, spill_lists
 
 
 MICROSECOND_RATE = 1_000_000.0
@@ -436,33 +437,84 @@ PLAN_RELEVANCE_BLOCK = 1 << 16
 
 
 def plan_relevance(
-    cols: Mapping[str, np.ndarray], labels: list[str], logics: list[dict], rate: int, threads: int, block: int = PLAN_RELEVANCE_BLOCK
+    cols: Mapping[str, np.ndarray],
+    labels: list[str],
+    logics: list[dict],
+    rate: int,
+    threads: int,
+    block: int = PLAN_RELEVANCE_BLOCK,
+    spill: bool = False,
 ) -> list[np.ndarray]:
     """Relevant clip indices (uint32, ascending) per logic on the planner's columns (the build's
-    own use of the engine), the same whatever `block`."""
+    own use of the engine), the same whatever `block`. With `spill`, the lists are written to a
+    temporary file and given back as views of its memory map (`reasonaudio.io.spill`): memory then
+    holds a block's lists, not the corpus's."""
     logic_json = [json.dumps(lg) for lg in logics]
     n = len(cols["clip_length"])
-    ptr = np.asarray(cols["clip_event_ptr"], dtype=np.int64)
+    ptr = as_int64(cols["clip_event_ptr"])
     pieces: list[list[np.ndarray]] = [[] for _ in logics]
+    store, counts = ArrayFile(np.uint32) if spill else None, []  # a spilled plan's pieces, block by block
     for lo in range(0, max(n, 1), block):  # one (empty) block for a corpus of no clips
         hi = min(lo + block, n)
-        e0, e1 = int(ptr[lo]), int(ptr[hi])
-        part = {
-            "ev_clip": (np.asarray(cols["ev_clip"][e0:e1], dtype=np.int64) - lo).astype(np.uint32),
-            "ev_atom": cols["ev_atom"][e0:e1],
-            "ev_onset": cols["ev_onset"][e0:e1],
-            "ev_length": cols["ev_length"][e0:e1],
-            "clip_length": cols["clip_length"][lo:hi],
-        }
+        part = _clip_range(cols, ptr, lo, hi)
         indptr, clips = engine_csr(plan_events(part, labels, rate), logic_json, None, threads)
-        for q in range(len(logics)):
-            pieces[q].append(clips[indptr[q] : indptr[q + 1]] + np.uint32(lo))
+        if store is not None:
+            store.append(clips + np.uint32(lo))
+            counts.append(np.diff(np.asarray(indptr, dtype=np.int64)))
+            release(part, ptr[lo:hi])
+        else:
+            for q in range(len(logics)):
+                pieces[q].append(clips[indptr[q] : indptr[q + 1]] + np.uint32(lo))
         del indptr, clips
+    if store is not None:
+        return spill_lists(_by_logic(store.array(), np.array(counts, dtype=np.int64).reshape(-1, len(logics))))
     lists = []
     for q in range(len(pieces)):  # each logic's pieces let go once joined: never both whole
         lists.append(np.concatenate(pieces[q]))
         pieces[q] = []
     return lists
+
+
+def _clip_range(cols: Mapping[str, np.ndarray], ptr: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarray]:
+    """The columns of clips [lo, hi), clip indices counted from lo (event columns are views)."""
+    e0, e1 = int(ptr[lo]), int(ptr[hi])
+    return {
+        "ev_clip": (np.asarray(cols["ev_clip"][e0:e1], dtype=np.int64) - lo).astype(np.uint32),
+        "ev_atom": cols["ev_atom"][e0:e1],
+        "ev_onset": cols["ev_onset"][e0:e1],
+        "ev_length": cols["ev_length"][e0:e1],
+        "clip_length": cols["clip_length"][lo:hi],
+    }
+
+
+def range_relevance(
+    cols: Mapping[str, np.ndarray], lo: int, hi: int, labels: list[str], groups: Iterable[list[dict]], rate: int, threads: int
+) -> Iterator[list[np.ndarray]]:
+    """Relevant clip indices (uint32, ascending, indices of the corpus) among clips [lo, hi) per
+    logic of each group of `groups` in turn: the clips' events are indexed once for every group,
+    and only one group's lists are made at a time."""
+    part = _clip_range(cols, as_int64(cols["clip_event_ptr"]), lo, hi)
+    events = plan_events(part, labels, rate)
+    for logics in groups:
+        indptr, clips = engine_csr(events, [json.dumps(lg) for lg in logics], None, threads)
+        yield [clips[indptr[q] : indptr[q + 1]] + np.uint32(lo) for q in range(len(logics))]
+    release(part)
+
+
+def _by_logic(flat: np.ndarray, counts: np.ndarray) -> Iterator[np.ndarray]:
+    """Each logic's list out of pieces stored block by block (`counts[b, q]` clips of logic q in
+    block b), one logic at a time."""
+    starts = (np.cumsum(counts.ravel()) - counts.ravel()).reshape(counts.shape)
+    for q in range(counts.shape[1]):
+        yield np.concatenate([flat[s : s + c] for s, c in zip(starts[:, q], counts[:, q])]) if len(counts) else flat[:0]
+        release(flat)
+
+
+def as_int64(ptr: np.ndarray) -> np.ndarray:
+    """Event pointers as int64, the planner's uint64 read in place (event counts are far below
+    2^63): a copy would take 8 B a clip."""
+    ptr = np.asarray(ptr)
+    return ptr.view(np.int64) if ptr.dtype == np.uint64 else ptr.astype(np.int64, copy=False)
 
 
 def annotate(

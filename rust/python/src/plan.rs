@@ -117,7 +117,8 @@ fn plan_params_check(params_json: &str, n_atoms: usize) -> PyResult<(String, Vec
 }
 
 #[pyfunction]
-#[pyo3(signature = (native_lengths, n_clips, overlap_fraction, seed, params_json, threads=0))]
+#[pyo3(signature = (native_lengths, n_clips, overlap_fraction, seed, params_json, threads=0, start=0, stop=None))]
+#[allow(clippy::too_many_arguments)]
 fn plan_corpus<'py>(
     py: Python<'py>,
     native_lengths: PyReadonlyArray1<'py, i64>,
@@ -126,16 +127,22 @@ fn plan_corpus<'py>(
     seed: u64,
     params_json: &str,
     threads: usize,
+    start: u64,
+    stop: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let params = parse_params(params_json)?;
     let natives = native_lengths.as_slice()?.to_vec();
+    let stop = stop.unwrap_or(n_clips);
+    if start > stop || stop > n_clips {
+        return Err(PlanError::new_err(format!("clips {start}..{stop} are not within a corpus of {n_clips}")));
+    }
     let cols = interruptible(py, |flag| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
         pool.install(|| {
-            let n = usize::try_from(n_clips).map_err(|e| e.to_string())?;
+            let n = usize::try_from(stop - start).map_err(|e| e.to_string())?;
             let mut cols = Columns::with_capacity(n, n.saturating_mul(params.max_events as usize));
-            for lo in (0..n_clips).step_by(PLAN_BLOCK as usize) {
-                let range = lo..(lo + PLAN_BLOCK).min(n_clips);
+            for lo in (start..stop).step_by(PLAN_BLOCK as usize) {
+                let range = lo..(lo + PLAN_BLOCK).min(stop);
                 let block = plan::plan_corpus_range(
                     &params,
                     &natives,
