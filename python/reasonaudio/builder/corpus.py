@@ -92,9 +92,6 @@ class Corpus:
             out["clip_overlap"] = np.array(self.cols["clip_overlap"][lo:hi])
             yield lo, out
 
-    def views(self) -> "ClipViews":
-        return ClipViews(self.columns())
-
 
 def _containment_logic(logic: dict) -> dict:
     return {"all": [{"has": lab} for lab in positive_labels(logic)]}
@@ -357,7 +354,7 @@ class _HardNegatives:
                 r = self.rel[q]
                 relevant = r[np.searchsorted(r, lo) : np.searchsorted(r, hi)]
                 yield q, np.setdiff1d(contains, relevant, assume_unique=True)
-        release(self.rel[:1])  # the lists share one map
+        release(self.cols, self.rel[:1])  # the relevant lists share one map
 
     def count(self, q: int) -> int:
         return int(self.ends[-1, q]) if len(self.ends) else 0

@@ -22,7 +22,7 @@ from reasonaudio.contract import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, TASKS
 from reasonaudio.errors import UserError
 from reasonaudio.io import spill
 from reasonaudio.io.spill import ArrayFile, release
-from reasonaudio.queries import QueryCapacityError, QueryGenerator, QuerySpec
+from reasonaudio.queries import ClipViews, QueryCapacityError, QueryGenerator, QuerySpec
 from reasonaudio.scene import SceneConfig, draw, resolve
 
 # An event must be audible in the mix (contract §3.6, AUDIBLE_DBFS over AUDIBLE_WINDOW_S). The
@@ -285,13 +285,19 @@ def plan_benchmark(config: BuildConfig) -> BuildPlan:
 
     n = len(cols["clip_length"])
     clip_ids = ClipIds(n)
-    views = Corpus(cols).views()
+    views = ClipViews(cols, release=lambda: release(cols))
 
     generator = QueryGenerator(views, labels, label_view.phrases, config.sample_rate, list(thresholds), config.seed)
+    release(cols)  # the pages its corpus-wide counts read (when the plan is on disk)
 
     def draw(per_task: int, tasks: list[str]) -> list[QuerySpec]:
         generator.restart()  # each attempt draws as a fresh generator would
-        return [generator.generate(task, j) for task in tasks for j in range(per_task)]
+        specs = []
+        for task in tasks:
+            for j in range(per_task):
+                specs.append(generator.generate(task, j))
+                release(cols)  # the pages of the clips it read (a plan on disk)
+        return specs
 
     def pair_up(specs: list[QuerySpec]) -> Pairs:
         return hard_negatives(Corpus(cols), specs, config, params_json, natives, labels, bin_of_threshold)

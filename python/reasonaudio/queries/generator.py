@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence, overload
+from typing import Callable, Iterable, Sequence, overload
 
 import numpy as np
 
@@ -51,7 +51,10 @@ class ClipViews(Sequence[ClipView]):
     clip, too much to hold for every clip of a million-clip corpus. Facts about the whole corpus
     are computed from the columns, never by making every view."""
 
-    def __init__(self, cols: dict[str, np.ndarray]):
+    def __init__(self, cols: dict[str, np.ndarray], release: Callable[[], None] | None = None):
+        # `release` gives back the pages read so far where the columns are memory maps: called
+        # after each block of a corpus-wide pass
+        self._release = release or (lambda: None)
         ptr = np.asarray(cols["clip_event_ptr"])
         # the planner's uint64 pointers read as int64 in place (event counts are far below 2^63)
         self._ptr = ptr.view(np.int64) if ptr.dtype == np.uint64 else ptr.astype(np.int64, copy=False)
@@ -98,6 +101,7 @@ class ClipViews(Sequence[ClipView]):
             incidence = np.zeros((hi - lo, n_labels), dtype=np.float32)
             incidence[rows, self._atom[e0:e1].astype(np.int64)] = 1.0
             counts += incidence.T @ incidence
+            self._release()
         return counts > 0
 
 

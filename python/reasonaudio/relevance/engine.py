@@ -461,7 +461,7 @@ def plan_relevance(
         if store is not None:
             store.append(clips + np.uint32(lo))
             counts.append(np.diff(np.asarray(indptr, dtype=np.int64)))
-            release(part, ptr[lo:hi])
+            release(cols)
         else:
             for q in range(len(logics)):
                 pieces[q].append(clips[indptr[q] : indptr[q + 1]] + np.uint32(lo))
@@ -498,7 +498,7 @@ def range_relevance(
     for logics in groups:
         indptr, clips = engine_csr(events, [json.dumps(lg) for lg in logics], None, threads)
         yield [clips[indptr[q] : indptr[q + 1]] + np.uint32(lo) for q in range(len(logics))]
-    release(part)
+    release(cols)
 
 
 def _by_logic(flat: np.ndarray, counts: np.ndarray) -> Iterator[np.ndarray]:
