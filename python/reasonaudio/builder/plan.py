@@ -182,8 +182,11 @@ class BuildPlan:
             if columns is not None:
                 for block in columns(key):
                     h.update(block)
-            else:  # the array's own buffer, not a copy of it
-                h.update(np.ascontiguousarray(self.final[key]).view(np.uint8))
+            else:  # the array's own buffer a block at a time, not a copy of it
+                data = np.ascontiguousarray(self.final[key]).view(np.uint8)
+                for lo in range(0, len(data), HASH_BLOCK):
+                    h.update(data[lo : lo + HASH_BLOCK])
+                    release(data)
         h.update(json.dumps([self.query_ids, [s.logic for s in self.specs], self.positives, self.negatives]).encode())
         h.update(np.ascontiguousarray(self.atom_audio, dtype="<f4").tobytes())
         if self.scene is not None:
@@ -191,6 +194,9 @@ class BuildPlan:
             for source in (*self.scene.beds, *self.scene.rooms):  # type: ignore[attr-defined]
                 h.update(source.sha256.encode())
         return h.hexdigest()
+
+
+HASH_BLOCK = 1 << 26  # bytes of a column hashed at a time (a plan on disk gives back their pages)
 
 
 def plan_slice(cols: dict[str, np.ndarray], lo: int, hi: int) -> dict[str, np.ndarray]:

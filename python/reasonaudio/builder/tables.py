@@ -37,7 +37,8 @@ from reasonaudio.contract import (
 from reasonaudio.contract.reference import summary_stats
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, write_audio_hashes
 from reasonaudio.io.parquet import TABLE_WRITE_OPTIONS, pin_writer_name, write_table
-from reasonaudio.relevance import positive_labels
+from reasonaudio.io.spill import release
+from reasonaudio.relevance import as_int64, positive_labels
 
 @dataclass(frozen=True, eq=False)
 class Built:
@@ -94,6 +95,7 @@ def write_plan_files(plan: BuildPlan, root: Path) -> dict[str, pl.DataFrame] | N
             write_blocks(path, _qrels_blocks(plan), sum(len(r) for r in plan.relevant))
     write_beir(root, plan)
     write_attribution(root, plan.library, plan.final["ev_atom"])
+    release(plan.final, plan.relevant[:1])
     return small
 
 
@@ -130,7 +132,7 @@ def write_blocks(path: Path, blocks: Iterator[pl.DataFrame], n_rows: int) -> Non
 
 def _clip_blocks(plan: BuildPlan) -> Iterator[tuple[int, int]]:
     """Clip ranges holding about BLOCK_ROWS events each (at least one clip)."""
-    ptr = plan.final["clip_event_ptr"].astype(np.int64)
+    ptr = as_int64(plan.final["clip_event_ptr"])
     lo = 0
     while lo < plan.n_clips:
         hi = max(lo + 1, int(np.searchsorted(ptr, ptr[lo] + BLOCK_ROWS, side="right")) - 1)
@@ -142,7 +144,7 @@ def _clip_blocks(plan: BuildPlan) -> Iterator[tuple[int, int]]:
 def _event_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
     """events.parquet, a clip range at a time."""
     cols, sr = plan.final, plan.config.sample_rate
-    ptr = cols["clip_event_ptr"].astype(np.int64)
+    ptr = as_int64(cols["clip_event_ptr"])
     atoms_df = plan.library.to_frame()
     atom_ids, labels = pl.Series(atoms_df["atom_id"].to_list()), pl.Series(atoms_df["label"].to_list())
     modes = pl.Series(["native", "loop", "trim"])
@@ -166,6 +168,7 @@ def _event_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
                 "mode": modes.gather(cols["ev_mode"][e0:e1].astype(np.int64)),
             }
         )
+        release(cols)  # a plan on disk: the pages of the block just read
 
 
 def _qrels_blocks(plan: BuildPlan) -> Iterator[pl.DataFrame]:
