@@ -39,9 +39,41 @@ import time
 from pathlib import Path
 
 
+class AnonPeak:
+    """The peak of the process's anonymous resident memory (`RssAnon`, Linux), sampled every 10 ms
+    by a thread: a plan on disk is memory-mapped, and its mapped pages (page cache, given back
+    after each block) count in the peak RSS but not here."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    @staticmethod
+    def now() -> int:
+        try:
+            with open("/proc/self/status") as fh:
+                return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("RssAnon"))
+        except (OSError, StopIteration):
+            return 0
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.01):
+            self.peak = max(self.peak, self.now())
+
+    def take(self) -> int:
+        """The peak since the last take (or the start)."""
+        peak, self.peak = max(self.peak, self.now()), 0
+        return peak
+
+
 def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None:
     """Runs in a subprocess: plan n clips, render a spread sample on one thread, print JSON."""
     import numpy as np
+
+    anon = AnonPeak()
 
     from reasonaudio.builder import BuildConfig, plan_build
     from reasonaudio.builder.render import render_bank, render_range
@@ -50,6 +82,7 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     plan = plan_build(BuildConfig(clips=n, queries_per_task=queries_per_task))
     t_plan = time.perf_counter() - t0
     rss_plan = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    anon_plan = anon.take()
     out = Path(scratch) / f"render-{n}"
     out.mkdir(parents=True)
     # contiguous runs of 64 clips at evenly spaced places: the sample sees planned hard negatives too
@@ -72,6 +105,7 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
 
     tables = Path(scratch) / f"tables-{n}"
     tables.mkdir()
+    anon.take()
     t0 = time.perf_counter()
     # the limiter stats' and audio hashes' values do not change the cost (no audio is written here)
     write_benchmark(plan, tables, np.zeros(n), np.ones(n), audio_sha256=["0" * 64] * n)
@@ -79,12 +113,14 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     t_tables = time.perf_counter() - t0
     table_bytes = sum(p.stat().st_size for p in tables.rglob("*") if p.is_file())
     rss_all = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    anon_tables = anon.take()
     print(json.dumps({
         "clips": n,
         "queries": len(plan.specs),
         "planned_hard_negatives": plan.planned,
         "plan_s": round(t_plan, 2),
         "plan_peak_rss_mb": round(rss_plan / 2**20),
+        "plan_peak_anon_mb": round(anon_plan / 2**20),
         "sample_clips": clips,
         "render_clips_per_core_s": round(clips / t_render, 1),
         "render_bytes_per_core_s": round(nbytes / t_render),
@@ -96,6 +132,7 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
         "tables_mb": round(table_bytes / 2**20, 1),
         "tables_bytes": table_bytes,
         "peak_rss_mb": round(rss_all / 2**20),
+        "tables_peak_anon_mb": round(anon_tables / 2**20),
         "tables_dir": str(tables),
     }))
 
@@ -428,7 +465,7 @@ def main() -> None:
         for w in (1, 16, 64, 256):
             t = x["plan_s"] + n / (w * r) + x["tables_s"]
             print(f"  N={n:>9,}  W={w:>3} cores: {t / 3600:7.3f} h wall, {n / r / 3600:7.2f} core-h rendering, "
-                  f"{x['corpus_audio_bytes_estimate'] / 1e9:7.1f} GB audio, plan {x['plan_s']:.0f} s / {x['plan_peak_rss_mb']} MB, tables {x['tables_s']:.0f} s")
+                  f"{x['corpus_audio_bytes_estimate'] / 1e9:7.1f} GB audio, plan {x['plan_s']:.0f} s / {x['plan_peak_rss_mb']} MB ({x['plan_peak_anon_mb']} MB anonymous), tables {x['tables_s']:.0f} s")
 
 
 if __name__ == "__main__":

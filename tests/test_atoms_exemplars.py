@@ -156,3 +156,19 @@ def test_saved_library_bytes_do_not_depend_on_the_clock(multi, tmp_path: Path) -
     for name in ("atoms.parquet", "audio/a00_0.wav", "audio/a00_2.wav"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert b"PEAK" not in (tmp_path / "a" / "audio" / "a00_0.wav").read_bytes()
+
+
+def test_exemplars_drawn_on_disk_are_those_drawn_in_memory(multi, monkeypatch) -> None:
+    from reasonaudio.builder import plan_build
+    from reasonaudio.io import spill
+
+    lib, _ = multi
+    config = BuildConfig(clips=500, queries_per_task=5, seed=4, atoms=str(lib), threads=2)
+    in_memory = plan_build(config)
+    monkeypatch.setattr(spill, "SPILL_CLIPS", 0)
+    monkeypatch.setattr(spill, "SPILL_BLOCK", 61)  # blocks that do not align with anything
+    on_disk = plan_build(config)
+    assert isinstance(on_disk.final["ev_atom"].base, memoryview)
+    for key, column in in_memory.final.items():
+        assert column.dtype == on_disk.final[key].dtype and np.array_equal(column, on_disk.final[key]), key
+    assert on_disk.fingerprint() == in_memory.fingerprint()

@@ -18,9 +18,10 @@ AUDIO_FORMATS = {"wav16": ".wav", "wav_f32": ".wav", "flac16": ".flac"}
 # Rendering is CPU-bound: more threads than cores only adds scheduling (1,000 threads ran 10x slower
 # than 2); output never depends on the count, so the cap only refuses nonsense.
 MAX_THREADS = 1024
-# The plan of every clip is held in memory while planning: ~0.25 KB a clip at the peak (ten million
-# clips: 2.4 GB, 2.6 GB with the tables written; `validate --no-audio` of them 7.9–8.8 GB: see
-# docs/results/scale.md); beyond that a build is a mistake or a job for several builds.
+# A plan of more than SPILL_CLIPS clips lives in temporary files (reasonaudio.io.spill), ~0.2 KB a
+# clip, and planning's own memory stays that of a block of clips; `validate --no-audio` of ten
+# million clips takes 7.9-8.8 GB (docs/results/scale.md): beyond that a build is a mistake or a job
+# for several builds.
 MAX_CLIPS = 10_000_000
 # A render thread holds one clip's samples (and the mixer a float copy): 600 s at 192 kHz is
 # ~0.5 GB per thread. The contract's relevance needs no longer clips (a clip holds at most one event

@@ -48,7 +48,7 @@ def add_corpus_options(p) -> None:
     """The options that decide a plan (every build option but outputs, scale-out and the scene):
     shared by `build` and `scenes`, so both take and bound them alike."""
     d = BuildConfig()
-    p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips, 1..{MAX_CLIPS:,} (planning holds ~0.25 KB a clip in memory; default {d.clips})")
+    p.add_argument("--clips", type=int, default=d.clips, help=f"number of clips, 1..{MAX_CLIPS:,} (above 262,144 clips the plan is held in files of TMPDIR, ~0.2 KB a clip; default {d.clips})")
     p.add_argument("--overlap-fraction", type=float, default=d.overlap_fraction, help=f"share of overlap clips, within [0, 1] (default {d.overlap_fraction})")
     p.add_argument("--queries-per-task", type=int, default=d.queries_per_task, help=f"queries per task, 0..{MAX_QUERIES_PER_TASK:,}: at most what the corpus hosts (default {d.queries_per_task}; 0 = corpus only)")
     p.add_argument("--atoms", default=d.atoms, help="'procedural' (embedded default) or an atom library directory")
