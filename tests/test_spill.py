@@ -132,3 +132,15 @@ def test_tables_of_a_plan_on_disk_are_those_of_the_plan_in_memory(monkeypatch, t
     assert files == sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
     for rel in files:
         assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
+
+
+def test_a_saved_plan_on_disk_is_the_saved_plan_in_memory(monkeypatch, tmp_path: Path):
+    from reasonaudio.builder.shard import load_plan, save_plan
+
+    config = BuildConfig(clips=500, queries_per_task=10, seed=2)
+    save_plan(plan_build(config), tmp_path / "memory.npz")
+    _on_disk(monkeypatch, 64)
+    save_plan(plan_build(config), tmp_path / "disk.npz")
+    assert (tmp_path / "memory.npz").read_bytes() == (tmp_path / "disk.npz").read_bytes()
+    loaded = load_plan(tmp_path / "disk.npz", config)
+    assert _everything(loaded)[1:] == _everything(plan_build(config))[1:]

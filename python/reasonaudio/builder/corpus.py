@@ -45,25 +45,7 @@ class Corpus:
         """The final plan table: per-event columns sorted by clip, per-clip columns."""
         if not self.replaced:
             return self.cols
-        ptr = self.cols["clip_event_ptr"]
-        pieces: dict[str, list[np.ndarray]] = {k: [] for k in ("ev_atom", "ev_onset", "ev_length", "ev_gain_db", "ev_mode", "ev_clip")}
-        start = 0
-        for i in sorted(self.replaced):
-            plan = self.replaced[i]
-            for k in pieces:
-                pieces[k].append(self.cols[k][ptr[start] : ptr[i]])
-                pieces[k].append(np.full_like(plan[k], i) if k == "ev_clip" else plan[k])
-            start = i + 1
-        for k in pieces:
-            pieces[k].append(self.cols[k][ptr[start] :])
-        out = {k: np.concatenate(v) for k, v in pieces.items()}
-        counts = np.bincount(out["ev_clip"], minlength=self.n_clips)
-        out["clip_event_ptr"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.uint64)
-        out["clip_length"] = self.cols["clip_length"].copy()
-        out["clip_overlap"] = self.cols["clip_overlap"].copy()
-        for i, plan in self.replaced.items():
-            out["clip_length"][i] = plan["clip_length"][0]
-        return out
+        return next(self.blocks(self.n_clips))[1]
 
     def blocks(self, block: int) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         """The final plan table (`columns`) a block of clips at a time: (its first clip, its
@@ -209,8 +191,15 @@ def _holds(clips: np.ndarray, clip: int | None) -> bool:
     would take ~50 B a clip, for queries that most clips satisfy)."""
     if clip is None:
         return False
-    i = int(np.searchsorted(clips, clip))
+    i = _place(clips, clip)
     return i < len(clips) and int(clips[i]) == clip
+
+
+def _place(clips: np.ndarray, clip: int) -> int:
+    """Where `clip` goes in ascending `clips`: searched for as a value of their dtype, since numpy
+    casts a whole uint32 array to int64 to search it for a Python int (and reads every page of a
+    mapped one)."""
+    return int(np.searchsorted(clips, np.asarray(clip, dtype=clips.dtype)))
 
 
 @dataclass
@@ -230,8 +219,8 @@ class Pairs:
         return Pairs(corpus, [], [], [], 0, [])
 
 
-# Queries whose containment lists (every clip holding a query's positive sounds, often many more
-# than its relevant clips) are made at once: each group's are let go once its picks are made.
+# Queries whose containment lists (every clip of a block holding a query's positive sounds, often
+# many more than its relevant clips) are made at once.
 CONTAINMENT_GROUP = 256
 
 
@@ -352,7 +341,7 @@ class _HardNegatives:
         for g, lists in zip(groups, found):
             for q, contains in zip(g, lists):
                 r = self.rel[q]
-                relevant = r[np.searchsorted(r, lo) : np.searchsorted(r, hi)]
+                relevant = r[_place(r, lo) : _place(r, hi)]
                 yield q, np.setdiff1d(contains, relevant, assume_unique=True)
         release(self.cols, self.rel[:1])  # the relevant lists share one map
 

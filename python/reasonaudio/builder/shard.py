@@ -41,11 +41,12 @@ from reasonaudio.builder.render import render_audio
 from reasonaudio.builder.tables import Built, write_audio_hash_list, write_benchmark
 from reasonaudio.console import progress_bar as tqdm
 from reasonaudio.errors import UserError
-from reasonaudio.io import storage
+from reasonaudio.io import spill, storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
 from reasonaudio.io.npz import NpzMember, array_of, open_npz
 from reasonaudio.io.outputs import npz_kind, output_file
 from reasonaudio.io.parquet import write_table
+from reasonaudio.io.spill import ArrayFile, release
 from reasonaudio.queries import QuerySpec
 from reasonaudio.scene import SceneConfig, resolve
 
@@ -315,12 +316,24 @@ def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path
     }
     arrays = {f"final_{k}": np.ascontiguousarray(v) for k, v in plan.final.items()}
     arrays["relevant_indptr"] = np.concatenate([[0], np.cumsum([len(r) for r in rel])]).astype(np.int64)
-    arrays["relevant_clips"] = np.concatenate([np.asarray(r, np.int64) for r in rel]) if rel else np.zeros(0, np.int64)
+    arrays["relevant_clips"] = _joined(rel, on_disk=plan.n_clips > spill.SPILL_CLIPS)
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with output_file(path, PLAN_FILE, inputs=inputs, force=force, option="--save-plan") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
     return path
+
+
+def _joined(lists: list[np.ndarray], on_disk: bool) -> np.ndarray:
+    """The lists end to end as int64: in a temporary file read as a memory map for a plan on disk
+    (8 B a relevant pair would grow with the corpus), else in memory."""
+    if not on_disk:
+        return np.concatenate([np.asarray(r, np.int64) for r in lists]) if lists else np.zeros(0, np.int64)
+    joined = ArrayFile(np.int64)
+    for r in lists:
+        joined.append(r)
+        release(r)
+    return joined.array()
 
 
 def load_plan(path: str | Path, config=None):
