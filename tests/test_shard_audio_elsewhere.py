@@ -198,3 +198,16 @@ def test_export_refuses_a_changed_or_missing_clip_elsewhere(shardfixture, merged
     assert not (tmp_path / "out").exists() and shardfixture.leftovers(tmp_path, "out") == []
     assert main(["export", str(bare), "--out", "memory://ra-refused/x", "--audio-from", str(store)]) == 2
     assert "memory://" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("elsewhere", [True, False], ids=["audio-elsewhere", "with-audio"])
+def test_a_merge_holding_its_statistics_on_disk_writes_the_same_bytes(shardfixture, planned, tmp_path: Path, monkeypatch, elsewhere) -> None:
+    from reasonaudio.io import spill
+
+    plan, shards = planned
+    flag = ["--audio-elsewhere"] if elsewhere else []
+    assert main(["merge", *map(str, shards), "--out", str(tmp_path / "memory"), "--from-plan", str(plan), *flag, "--quiet"]) == 0
+    monkeypatch.setattr(spill, "SPILL_CLIPS", 0)  # render statistics and digests held in temporary files
+    monkeypatch.setattr(spill, "SPILL_BLOCK", 64)
+    assert main(["merge", *map(str, shards), "--out", str(tmp_path / "disk"), "--from-plan", str(plan), *flag, "--quiet"]) == 0
+    assert shardfixture.tree_digest(tmp_path / "memory") == shardfixture.tree_digest(tmp_path / "disk")

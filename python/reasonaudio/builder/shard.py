@@ -27,7 +27,9 @@ import logging
 import json
 import time
 import zipfile
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
+from typing import overload
 from pathlib import Path
 
 import numpy as np
@@ -170,14 +172,19 @@ def merge(
                 "(another tool version or atom library?): build the shards and merge with the same installation"
             )
         n = plan.n_clips
-        peaks = np.full(n, np.nan, np.float64)
-        gains = np.full(n, np.nan, np.float64)
-        ptr = plan.final["clip_event_ptr"]
         scene = plan.scene is not None
+        # a large corpus's render statistics and digests go to temporary files, shard by shard (the
+        # shards are contiguous clip ranges in order): in memory they take ~130 B a clip
+        on_disk = n > spill.SPILL_CLIPS and not scene
+        peaks = np.full(0 if on_disk else n, np.nan, np.float64)
+        gains = np.full(0 if on_disk else n, np.nan, np.float64)
+        if on_disk:
+            peak_file, gain_file, digest_file = ArrayFile(np.float64), ArrayFile(np.float64), ArrayFile("S64")
+        ptr = plan.final["clip_event_ptr"]
         bed_gain = np.full(n, np.nan, np.float32)
         snr = np.full(int(ptr[n]), np.nan, np.float32)
         paths = plan.rel_paths
-        digests: list[str] = []
+        digest_list: list[str] = []
         with tqdm(total=n, desc="merge", unit="clip", disable=not progress) as bar:
             for k in range(first["shards"]):
                 m = by_k[k]
@@ -185,8 +192,14 @@ def merge(
                 stats = _render_stats(m, RENDER_STATS, ("clip_index", "peak", "gain", *(("bed_gain",) if scene else ())))
                 if stats["clip_index"].to_list() != list(range(lo, hi)):
                     raise UserError(f"{m['location']}/{RENDER_STATS}: does not list clips {lo}..{hi - 1} in order")
-                peaks[lo:hi] = stats["peak"].to_numpy()
-                gains[lo:hi] = stats["gain"].to_numpy()
+                if on_disk:
+                    if lo != peak_file.n:
+                        raise AssertionError(f"shard {k} starts at clip {lo}, not {peak_file.n}")
+                    peak_file.append(stats["peak"].to_numpy())
+                    gain_file.append(stats["gain"].to_numpy())
+                else:
+                    peaks[lo:hi] = stats["peak"].to_numpy()
+                    gains[lo:hi] = stats["gain"].to_numpy()
                 if scene:
                     bed_gain[lo:hi] = stats["bed_gain"].to_numpy()
                     ev = _render_stats(m, RENDER_EVENTS, ("event_row", "snr_db"))
@@ -198,9 +211,16 @@ def merge(
                     names = [p.rpartition("/")[2] for p in paths[lo:hi]]
                     _copy_files(m["fs"], [f"{m['path']}/{p}" for p in paths[lo:hi]], dest.audio_fs,
                                 [f"{dest.audio_dir}/{x}" for x in names], m["location"])
+                elif on_disk:
+                    digest_file.append(np.array(shard_audio_hashes(m, paths[lo:hi]), dtype="S64"))
                 else:
-                    digests += shard_audio_hashes(m, paths[lo:hi])
+                    digest_list += shard_audio_hashes(m, paths[lo:hi])
                 bar.update(hi - lo)
+        digests: Sequence[str] = digest_list
+        if on_disk:
+            peaks, gains = peak_file.array(), gain_file.array()
+            if not copy_audio:
+                digests = HexDigests(digest_file.array())
         if scene:
             plan.scene_report = {"bed_gain": bed_gain, "ev_snr_db": snr}  # type: ignore[attr-defined]
         if copy_audio:
@@ -209,6 +229,32 @@ def merge(
         else:
             manifest = write_benchmark(plan, dest.root, peaks, gains, dest, audio_sha256=digests)
     return Built(out if storage.is_uri(out) else Path(out), manifest)
+
+
+class HexDigests(Sequence[str]):
+    """sha256 hex digests held as 64-byte strings of an array (a memory map of them), read as `str`."""
+
+    def __init__(self, raw: np.ndarray):
+        self.raw = raw
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [d.decode("ascii") for d in self.raw[i].tolist()]
+        return self.raw[i].decode("ascii")
+
+    def __iter__(self) -> Iterator[str]:
+        for lo in range(0, len(self.raw), 1 << 16):
+            yield from self[lo : lo + (1 << 16)]
+            release(self.raw)
 
 
 def shard_audio_hashes(meta: dict, rel_paths: list[str]) -> list[str]:
