@@ -234,6 +234,8 @@ def _plan_columns(natives: np.ndarray, config: BuildConfig, params_json: str) ->
 def _spilled_final(corpus: Corpus, label_view: LabelView, seed: int) -> dict[str, np.ndarray]:
     """The final columns of a spilled plan (replaced clips in place, exemplars drawn), written a
     block at a time to temporary files read back as memory maps."""
+    if not corpus.replaced and not label_view.multi:
+        return corpus.cols  # nothing to change: the planner's own columns
     files: dict[str, ArrayFile] = {}
     events = 0
     for lo, block in corpus.blocks(spill.SPILL_BLOCK):

@@ -45,7 +45,7 @@ from reasonaudio.console import progress_bar as tqdm
 from reasonaudio.errors import UserError
 from reasonaudio.io import spill, storage
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, parse_audio_hashes, read_audio_hashes, write_audio_hashes
-from reasonaudio.io.npz import NpzMember, array_of, open_npz
+from reasonaudio.io.npz import NpzMember, array_of, open_npz, write_npz
 from reasonaudio.io.outputs import npz_kind, output_file
 from reasonaudio.io.parquet import write_table
 from reasonaudio.io.spill import ArrayFile, release
@@ -366,7 +366,7 @@ def save_plan(plan, path: str | Path, *, inputs=(), force: bool = False) -> Path
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     with output_file(path, PLAN_FILE, inputs=inputs, force=force, option="--save-plan") as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+            write_npz(fh, arrays)
     return path
 
 

@@ -37,7 +37,8 @@ from reasonaudio.contract import (
 from reasonaudio.contract.reference import summary_stats
 from reasonaudio.io.audio_hashes import AUDIO_HASHES, write_audio_hashes
 from reasonaudio.io.parquet import TABLE_WRITE_OPTIONS, pin_writer_name, write_table
-from reasonaudio.io.spill import release
+from reasonaudio.io import spill
+from reasonaudio.io.spill import ArrayFile, release
 from reasonaudio.relevance import as_int64, positive_labels
 
 @dataclass(frozen=True, eq=False)
@@ -472,6 +473,43 @@ def _events_per_clip(ptr: np.ndarray, block: int = 1 << 20) -> dict[int, int]:
     return {int(k): int(v) for k, v in enumerate(counts) if v}
 
 
+def _durations(clip_length: np.ndarray, sr: int, on_disk: bool) -> np.ndarray:
+    """Every clip's duration in seconds: for a plan on disk written a block at a time to a
+    temporary file read as a memory map (8 B a clip), else in memory."""
+    if not on_disk:
+        return np.asarray(clip_length) / sr
+    out = ArrayFile(np.float64)
+    for lo in range(0, len(clip_length), spill.SPILL_BLOCK):
+        out.append(np.asarray(clip_length[lo : lo + spill.SPILL_BLOCK]) / sr)
+        release(clip_length)
+    return out.array()
+
+
+def _duration_stats(durations: np.ndarray, clip_length: np.ndarray, sr: int, on_disk: bool) -> dict:
+    """`summary_stats(durations)`; for a plan on disk without the copy `np.median` sorts: the
+    median is read from a count of each clip length (whole samples), the middle values averaged as
+    np.median does."""
+    if not on_disk or len(durations) == 0:
+        return summary_stats(durations)
+    counts = np.zeros(0, dtype=np.int64)
+    for lo in range(0, len(clip_length), spill.SPILL_BLOCK):
+        part = np.bincount(np.asarray(clip_length[lo : lo + spill.SPILL_BLOCK], dtype=np.int64))
+        counts = np.pad(counts, (0, max(len(part) - len(counts), 0)))
+        counts[: len(part)] += part
+        release(clip_length)
+    ends = np.cumsum(counts)
+    n = len(durations)
+    middle = np.array([np.searchsorted(ends, k, side="right") for k in sorted({(n - 1) // 2, n // 2})], dtype=np.int64)
+    stats = {
+        "min": round(float(durations.min()), 4),
+        "p50": round(float(np.mean(middle / sr)), 4),
+        "mean": round(float(durations.mean()), 4),
+        "max": round(float(durations.max()), 4),
+    }
+    release(durations)
+    return stats
+
+
 def benchmark_manifest(plan: BuildPlan, root: Path, tables: list[str]) -> dict:
     """manifest.json of the written tables (`tables`: their names, in write order): parameters,
     counts derived from the plan the tables were made of, content hashes."""
@@ -479,7 +517,8 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: list[str]) -> dict:
     rel, planned, hard_counts, thresholds = plan.relevant, plan.planned, plan.hard_counts, list(plan.thresholds)
     sr = config.sample_rate
     n = plan.n_clips
-    durations = np.asarray(plan.final["clip_length"]) / sr
+    on_disk = n > spill.SPILL_CLIPS
+    durations = _durations(plan.final["clip_length"], sr, on_disk)
     hist, edges = np.histogram(durations, bins=np.arange(0, config.max_clip_s + 2.5, 2.5))
     label_use: dict[str, int] = {}
     for s in specs:
@@ -498,7 +537,7 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: list[str]) -> dict:
         "planned_hard_negatives": planned,
         "relevant_per_query": summary_stats(np.array([len(r) for r in rel], float)) if specs else None,
         "hard_negatives_per_query": summary_stats(np.array(hard_counts, float)) if specs else None,
-        "clip_duration_s": {**summary_stats(durations), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
+        "clip_duration_s": {**_duration_stats(durations, plan.final["clip_length"], sr, on_disk), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
         "events_per_clip": _events_per_clip(plan.final["clip_event_ptr"]),
         # a count per mode, not np.bincount: that would copy every event's mode as an int64
         "event_modes": {m: int(np.count_nonzero(plan.final["ev_mode"] == k)) for k, m in enumerate(("native", "loop", "trim"))},

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reasonaudio.io.spill import release
+
 _LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # a zip member's local file header (30 bytes)
 _CHUNK = 1 << 24
 
@@ -111,3 +113,19 @@ def open_npz(path: str | Path, *, verify: set[str] | None = None) -> dict[str, N
 
 def array_of(item: NpzMember | np.ndarray) -> np.ndarray:
     return item.array() if isinstance(item, NpzMember) else item
+
+
+def write_npz(fh, arrays: dict[str, np.ndarray], chunk: int = _CHUNK) -> None:
+    """What `np.savez(fh, **arrays)` writes (stored members, each an .npy of format 1.0), each
+    array's data written `chunk` bytes at a time and the pages of a memory-mapped one given back
+    after each: `np.savez` reads a mapped array whole, and its pages stay resident."""
+    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for key, value in arrays.items():
+            value = np.ascontiguousarray(value)
+            data = value.reshape(-1).view(np.uint8) if value.size else np.zeros(0, np.uint8)
+            # always zip64, as np.savez (numpy gh-10776)
+            with zf.open(key + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array_header_1_0(member, np.lib.format.header_data_from_array_1_0(value))
+                for lo in range(0, len(data), chunk):
+                    member.write(data[lo : lo + chunk])
+                    release(value)
