@@ -462,14 +462,31 @@ def write_beir(root: Path, plan: BuildPlan) -> None:
 
 
 
-def _events_per_clip(ptr: np.ndarray, block: int = 1 << 20) -> dict[int, int]:
-    """How many clips hold each number of events, from the event pointers (a block at a time: the
-    per-clip counts of a 10M-clip corpus would take 80 MB)."""
-    counts = np.zeros(0, dtype=np.int64)
-    for lo in range(0, max(len(ptr) - 1, 0), block):
-        part = np.bincount(np.diff(np.asarray(ptr[lo : lo + block + 1], dtype=np.int64)))
-        counts = np.pad(counts, (0, max(len(part) - len(counts), 0)))
-        counts[: len(part)] += part
+COUNT_BLOCK = 1 << 20  # values counted at a time by the manifest's counts
+
+
+def _counts(parts: Iterator[np.ndarray], minlength: int = 0) -> np.ndarray:
+    """np.bincount of the values of `parts` together, a part at a time: a count of a whole
+    column copies it as int64 (80 MB for ten million clips)."""
+    counts = np.zeros(minlength, dtype=np.int64)
+    for part in parts:
+        found = np.bincount(part, minlength=minlength)
+        counts = np.pad(counts, (0, max(len(found) - len(counts), 0)))
+        counts[: len(found)] += found
+    return counts
+
+
+def _blocks_of(column: np.ndarray, overlap: int = 0) -> Iterator[np.ndarray]:
+    """`column` COUNT_BLOCK values at a time (`overlap` more at each block's end), its mapped pages
+    given back after each."""
+    for lo in range(0, max(len(column) - overlap, 0), COUNT_BLOCK):
+        yield np.asarray(column[lo : lo + COUNT_BLOCK + overlap])
+        release(column)
+
+
+def _events_per_clip(ptr: np.ndarray) -> dict[int, int]:
+    """How many clips hold each number of events, from the event pointers."""
+    counts = _counts(np.diff(p.astype(np.int64)) for p in _blocks_of(ptr, overlap=1))
     return {int(k): int(v) for k, v in enumerate(counts) if v}
 
 
@@ -479,9 +496,8 @@ def _durations(clip_length: np.ndarray, sr: int, on_disk: bool) -> np.ndarray:
     if not on_disk:
         return np.asarray(clip_length) / sr
     out = ArrayFile(np.float64)
-    for lo in range(0, len(clip_length), spill.SPILL_BLOCK):
-        out.append(np.asarray(clip_length[lo : lo + spill.SPILL_BLOCK]) / sr)
-        release(clip_length)
+    for part in _blocks_of(clip_length):
+        out.append(part / sr)
     return out.array()
 
 
@@ -491,13 +507,7 @@ def _duration_stats(durations: np.ndarray, clip_length: np.ndarray, sr: int, on_
     np.median does."""
     if not on_disk or len(durations) == 0:
         return summary_stats(durations)
-    counts = np.zeros(0, dtype=np.int64)
-    for lo in range(0, len(clip_length), spill.SPILL_BLOCK):
-        part = np.bincount(np.asarray(clip_length[lo : lo + spill.SPILL_BLOCK], dtype=np.int64))
-        counts = np.pad(counts, (0, max(len(part) - len(counts), 0)))
-        counts[: len(part)] += part
-        release(clip_length)
-    ends = np.cumsum(counts)
+    ends = np.cumsum(_counts(p.astype(np.int64) for p in _blocks_of(clip_length)))
     n = len(durations)
     middle = np.array([np.searchsorted(ends, k, side="right") for k in sorted({(n - 1) // 2, n // 2})], dtype=np.int64)
     stats = {
@@ -527,7 +537,7 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: list[str]) -> dict:
     counts = {
         "atoms": len(library),
         "clips": n,
-        "clips_by_pattern": {p: int(k) for p, k in zip(PATTERNS, np.bincount(plan.final["clip_overlap"], minlength=len(PATTERNS)))},
+        "clips_by_pattern": {p: int(k) for p, k in zip(PATTERNS, _counts(_blocks_of(plan.final["clip_overlap"]), len(PATTERNS)))},
         "events": len(plan.final["ev_atom"]),
         "queries": len(specs),
         "queries_by_task": {t: sum(1 for s in specs if s.task == t) for t in TASKS},
@@ -539,8 +549,7 @@ def benchmark_manifest(plan: BuildPlan, root: Path, tables: list[str]) -> dict:
         "hard_negatives_per_query": summary_stats(np.array(hard_counts, float)) if specs else None,
         "clip_duration_s": {**_duration_stats(durations, plan.final["clip_length"], sr, on_disk), "histogram": {"edges": edges.tolist(), "counts": hist.tolist()}},
         "events_per_clip": _events_per_clip(plan.final["clip_event_ptr"]),
-        # a count per mode, not np.bincount: that would copy every event's mode as an int64
-        "event_modes": {m: int(np.count_nonzero(plan.final["ev_mode"] == k)) for k, m in enumerate(("native", "loop", "trim"))},
+        "event_modes": {m: int(k) for m, k in zip(("native", "loop", "trim"), _counts(_blocks_of(plan.final["ev_mode"]), 3))},
         "label_use_in_queries": {
             "labels_used": len(label_use),
             "max": max(label_use.values(), default=0),
