@@ -217,18 +217,15 @@ def _plan_columns(natives: np.ndarray, config: BuildConfig, params_json: str) ->
     n = config.clips
     if n <= spill.SPILL_CLIPS:
         return _core.plan_corpus(natives, n, config.overlap_fraction, config.seed, params_json, config.worker_threads)
-    files: dict[str, ArrayFile] = {}
-    events = 0
-    for lo in range(0, n, spill.SPILL_BLOCK):
-        hi = min(lo + spill.SPILL_BLOCK, n)
-        block = _core.plan_corpus(natives, n, config.overlap_fraction, config.seed, params_json, config.worker_threads, lo, hi)
-        block["ev_clip"] += np.uint32(lo)
-        ptr = block["clip_event_ptr"] + np.uint64(events)
-        block["clip_event_ptr"] = ptr if lo == 0 else ptr[1:]  # one pointer list: each block's first is the last one's end
-        events = int(ptr[-1])
-        for key, values in block.items():
-            files.setdefault(key, ArrayFile(values.dtype)).append(values)
-    return {key: f.array() for key, f in files.items()}
+
+    def blocks() -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        for lo in range(0, n, spill.SPILL_BLOCK):
+            hi = min(lo + spill.SPILL_BLOCK, n)
+            block = _core.plan_corpus(natives, n, config.overlap_fraction, config.seed, params_json, config.worker_threads, lo, hi)
+            block["ev_clip"] += np.uint32(lo)
+            yield lo, block
+
+    return _columns_on_disk(blocks())
 
 
 def _spilled_final(corpus: Corpus, label_view: LabelView, seed: int) -> dict[str, np.ndarray]:
@@ -236,16 +233,27 @@ def _spilled_final(corpus: Corpus, label_view: LabelView, seed: int) -> dict[str
     block at a time to temporary files read back as memory maps."""
     if not corpus.replaced and not label_view.multi:
         return corpus.cols  # nothing to change: the planner's own columns
+
+    def blocks() -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        for lo, block in corpus.blocks(spill.SPILL_BLOCK):
+            yield lo, label_view.draw(block, seed, first_clip=lo)
+            release(corpus.cols)
+
+    return _columns_on_disk(blocks())
+
+
+def _columns_on_disk(blocks: Iterator[tuple[int, dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+    """Plan columns given a block of clips at a time ((first clip, columns whose event pointers
+    count from the block's start), in clip order), appended to temporary files and read back as
+    memory maps: one pointer list for the corpus."""
     files: dict[str, ArrayFile] = {}
     events = 0
-    for lo, block in corpus.blocks(spill.SPILL_BLOCK):
-        block = label_view.draw(block, seed, first_clip=lo)
+    for lo, block in blocks:
         ptr = block["clip_event_ptr"] + np.uint64(events)
-        block["clip_event_ptr"] = ptr if lo == 0 else ptr[1:]
+        block["clip_event_ptr"] = ptr if lo == 0 else ptr[1:]  # each block's first is the last one's end
         events = int(ptr[-1])
         for key, values in block.items():
             files.setdefault(key, ArrayFile(values.dtype)).append(values)
-        release(corpus.cols)
     return {key: f.array() for key, f in files.items()}
 
 

@@ -181,8 +181,9 @@ def merge(
         if on_disk:
             peak_file, gain_file, digest_file = ArrayFile(np.float64), ArrayFile(np.float64), ArrayFile("S64")
         ptr = plan.final["clip_event_ptr"]
-        bed_gain = np.full(n, np.nan, np.float32)
-        snr = np.full(int(ptr[n]), np.nan, np.float32)
+        # a scene's bed gains and event SNRs (none without a scene: 24 B a clip)
+        bed_gain = np.full(n if scene else 0, np.nan, np.float32)
+        snr = np.full(int(ptr[n]) if scene else 0, np.nan, np.float32)
         paths = plan.rel_paths
         digest_list: list[str] = []
         with tqdm(total=n, desc="merge", unit="clip", disable=not progress) as bar:
