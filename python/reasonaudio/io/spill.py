@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import mmap
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -75,14 +75,3 @@ def spill_lists(lists: Iterable[np.ndarray], dtype: np.dtype | type | str = np.u
     flat = store.array()
     return [flat[a:b] for a, b in zip(ends[:-1], ends[1:])]
 
-
-def is_spilled(arrays: Sequence[np.ndarray] | dict[str, np.ndarray]) -> bool:
-    """Whether any of `arrays` is a memory map made here (a plan planned or loaded on disk)."""
-    items = arrays.values() if isinstance(arrays, dict) else arrays
-    for item in items:
-        base: object = item
-        while isinstance(base, np.ndarray):
-            base = base.base
-        if isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap):
-            return True
-    return False
