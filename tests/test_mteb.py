@@ -10,9 +10,11 @@ the two-option tasks' hit_rate_at_1 the two-option accuracy, and the rankings mu
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,7 +29,10 @@ import soundfile as sf
 # offline, and datasets' cache out of $HOME: both are read when datasets is first imported
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_CACHE", tempfile.mkdtemp(prefix="reasonaudio-hf-cache-"))
+if "HF_DATASETS_CACHE" not in os.environ:
+    _cache = tempfile.mkdtemp(prefix="reasonaudio-hf-cache-")
+    os.environ["HF_DATASETS_CACHE"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)  # removed when the test run ends
 
 mteb = pytest.importorskip("mteb", reason="needs the hf extra (mteb >= 2)")
 pytest.importorskip("datasets", reason="needs the hf extra (datasets)")
