@@ -19,13 +19,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_scale import timed_process, tree_bytes  # benches/ is the script's folder, first on sys.path
 
 
 def write_stand_in_shards(plan_path: str, shards: int, root: str) -> None:
@@ -54,29 +55,8 @@ def write_stand_in_shards(plan_path: str, shards: int, root: str) -> None:
 
 def run(args: list[str]) -> dict:
     """One CLI command in a fresh process: wall time, peak RSS, peak anonymous memory."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "reasonaudio", *args], stdout=subprocess.DEVNULL, stderr=err)
-        anon = 0
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            try:
-                with open(f"/proc/{proc.pid}/status") as fh:
-                    anon = max(anon, next((int(x.split()[1]) * 1024 for x in fh if x.startswith("RssAnon")), 0))
-            except OSError:
-                pass
-            time.sleep(0.01)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise SystemExit(f"{' '.join(args)} failed: {err.read().decode()[-2000:]}")
-    return {"s": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024), "peak_anon_mb": round(anon / 2**20)}
-
-
-def tree_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    wall, rss, _, anon = timed_process(args)
+    return {"s": round(wall, 2), "peak_rss_mb": round(rss / 2**20), "peak_anon_mb": round(anon / 2**20)}
 
 
 def main() -> None:

@@ -52,22 +52,23 @@ class AnonPeak:
         self._stop = threading.Event()
         threading.Thread(target=self._run, daemon=True).start()
 
-    @staticmethod
-    def now() -> int:
-        try:
-            with open("/proc/self/status") as fh:
-                return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("RssAnon"))
-        except (OSError, StopIteration):
-            return 0
-
     def _run(self) -> None:
         while not self._stop.wait(0.01):
-            self.peak = max(self.peak, self.now())
+            self.peak = max(self.peak, rss_anon())
 
     def take(self) -> int:
         """The peak since the last take (or the start)."""
-        peak, self.peak = max(self.peak, self.now()), 0
+        peak, self.peak = max(self.peak, rss_anon()), 0
         return peak
+
+
+def rss_anon(pid: int | str = "self") -> int:
+    """A process's anonymous resident memory in bytes (`RssAnon`, Linux; 0 where unknown)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) * 1024 for line in fh if line.startswith("RssAnon")), 0)
+    except OSError:
+        return 0
 
 
 class SameDigest(Sequence[str]):
@@ -156,18 +157,25 @@ def plan_child(n: int, queries_per_task: int, sample: int, scratch: str) -> None
     }))
 
 
-def timed_process(args: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS (bytes) and exit status of `python -m reasonaudio ARGS` in a fresh process."""
+def timed_process(args: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int, int, int]:
+    """Wall seconds, peak RSS (bytes), exit status and peak anonymous memory (bytes, `RssAnon`
+    sampled every 10 ms) of `python -m reasonaudio ARGS` in a fresh process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "reasonaudio", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    if proc.returncode not in ok:
-        raise SystemExit(f"reasonaudio {' '.join(args)} exited {proc.returncode}: {err.decode()[-2000:]}")
-    return wall, usage.ru_maxrss * 1024, proc.returncode
+    with tempfile.TemporaryFile() as err:  # a file, not a pipe: the child never waits on a full pipe
+        proc = subprocess.Popen([sys.executable, "-m", "reasonaudio", *args], stdout=subprocess.DEVNULL, stderr=err)
+        anon = 0
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            anon = max(anon, rss_anon(proc.pid))
+            time.sleep(0.01)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        if proc.returncode not in ok:
+            err.seek(0)
+            raise SystemExit(f"reasonaudio {' '.join(args)} exited {proc.returncode}: {err.read().decode()[-2000:]}")
+    return wall, usage.ru_maxrss * 1024, proc.returncode, anon
 
 
 def tree_bytes(path: Path) -> int:
@@ -209,7 +217,7 @@ def pipeline_steps(row: dict, scratch: Path, validate_ok: tuple[int, ...] = (0, 
              work / "run", (0,)),
         ]
         for name, args, written, ok in steps:
-            wall, rss, rc = timed_process(args, ok)
+            wall, rss, rc, _ = timed_process(args, ok)
             out[f"{name}_s"] = round(wall, 2)
             out[f"{name}_s_per_100k"] = round(wall * per, 2)
             out[f"{name}_peak_rss_mb"] = round(rss / 2**20)
@@ -249,14 +257,14 @@ def shard_loop(n: int, n_shards: int, queries_per_task: int, scratch: Path, chec
         out[f"{name}_bytes"] = written
 
     plan = work / "plan.npz"
-    wall, rss, _ = timed_process(["build", *common, "--save-plan", str(plan)])
+    wall, rss, _, _ = timed_process(["build", *common, "--save-plan", str(plan)])
     step("plan", wall, rss, plan.stat().st_size)
     build_s = check_s = delete_s = 0.0
     build_rss = audio_bytes = checked_bytes = 0
     shard_dirs = []
     for k in range(n_shards):
         d = work / f"s{k:03d}"
-        wall, rss, _ = timed_process(["build", "--out", str(d), *common, "--shard", f"{k}/{n_shards}", "--from-plan", str(plan)])
+        wall, rss, _, _ = timed_process(["build", "--out", str(d), *common, "--shard", f"{k}/{n_shards}", "--from-plan", str(plan)])
         build_s += wall
         build_rss = max(build_rss, rss)
         shard_bytes = tree_bytes(d / "audio")
@@ -286,7 +294,7 @@ def shard_loop(n: int, n_shards: int, queries_per_task: int, scratch: Path, chec
     out["check_mb_s"] = round(checked_bytes / 2**20 / check_s, 1)
     out["delete_s"] = round(delete_s, 2)
     merged = work / "bench"
-    wall, rss, _ = timed_process(["merge", *shard_dirs, "--out", str(merged), "--from-plan", str(plan), "--audio-elsewhere", "-q"])
+    wall, rss, _, _ = timed_process(["merge", *shard_dirs, "--out", str(merged), "--from-plan", str(plan), "--audio-elsewhere", "-q"])
     step("merge", wall, rss, tree_bytes(merged))
     # plain file writes of as many bytes as one shard wrote (at most 2 GiB), in this run: the floor
     floor_bytes = min(audio_bytes // n_shards, 2 << 30)

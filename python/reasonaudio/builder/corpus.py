@@ -346,7 +346,7 @@ class _HardNegatives:
         release(self.cols, self.rel[:1])  # the relevant lists share one map
 
     def count(self, q: int) -> int:
-        return int(self.ends[-1, q]) if len(self.ends) else 0
+        return int(self.ends[-1, q])
 
     def clips_at(self, positions: list[list[int]]) -> list[dict[int, int]]:
         """Per query, the clip at each of its `positions` in its ascending list of hard negatives."""

@@ -122,7 +122,7 @@ def write_npz(fh, arrays: dict[str, np.ndarray], chunk: int = _CHUNK) -> None:
     with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         for key, value in arrays.items():
             value = np.ascontiguousarray(value)
-            data = value.reshape(-1).view(np.uint8) if value.size else np.zeros(0, np.uint8)
+            data = value.reshape(-1).view(np.uint8)
             # always zip64, as np.savez (numpy gh-10776)
             with zf.open(key + ".npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array_header_1_0(member, np.lib.format.header_data_from_array_1_0(value))

@@ -467,7 +467,7 @@ def plan_relevance(
                 pieces[q].append(clips[indptr[q] : indptr[q + 1]] + np.uint32(lo))
         del indptr, clips
     if store is not None:
-        return spill_lists(_by_logic(store.array(), np.array(counts, dtype=np.int64).reshape(-1, len(logics))))
+        return spill_lists(_by_logic(store.array(), np.array(counts, dtype=np.int64).reshape(len(counts), len(logics))))
     lists = []
     for q in range(len(pieces)):  # each logic's pieces let go once joined: never both whole
         lists.append(np.concatenate(pieces[q]))
@@ -492,13 +492,13 @@ def range_relevance(
 ) -> Iterator[list[np.ndarray]]:
     """Relevant clip indices (uint32, ascending, indices of the corpus) among clips [lo, hi) per
     logic of each group of `groups` in turn: the clips' events are indexed once for every group,
-    and only one group's lists are made at a time."""
+    and only one group's lists are made at a time. The caller gives back mapped pages
+    (`reasonaudio.io.spill.release`): it may stop reading before the last group."""
     part = _clip_range(cols, as_int64(cols["clip_event_ptr"]), lo, hi)
     events = plan_events(part, labels, rate)
     for logics in groups:
         indptr, clips = engine_csr(events, [json.dumps(lg) for lg in logics], None, threads)
         yield [clips[indptr[q] : indptr[q + 1]] + np.uint32(lo) for q in range(len(logics))]
-    release(cols)
 
 
 def _by_logic(flat: np.ndarray, counts: np.ndarray) -> Iterator[np.ndarray]:
@@ -506,7 +506,7 @@ def _by_logic(flat: np.ndarray, counts: np.ndarray) -> Iterator[np.ndarray]:
     block b), one logic at a time."""
     starts = (np.cumsum(counts.ravel()) - counts.ravel()).reshape(counts.shape)
     for q in range(counts.shape[1]):
-        yield np.concatenate([flat[s : s + c] for s, c in zip(starts[:, q], counts[:, q])]) if len(counts) else flat[:0]
+        yield np.concatenate([flat[s : s + c] for s, c in zip(starts[:, q], counts[:, q])])
         release(flat)
 
 
